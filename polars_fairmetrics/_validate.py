@@ -1,0 +1,254 @@
+"""Input validation shared by every entry point.
+
+Schema checks happen when a query is *built* (``collect_schema()`` does not scan data); value
+checks (a third label, a negative weight, a score outside [0, 1]) happen on the small count table
+produced by the single scan, so they cost nothing extra and still name the column and the value.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+import polars as pl
+
+from polars_fairmetrics._typing import ColumnNames, Label
+from polars_fairmetrics.exceptions import (
+    MSG_BAD_DTYPE,
+    MSG_MISSING_COLUMN,
+    MSG_NEGATIVE_WEIGHT,
+    MSG_NONFINITE_WEIGHT,
+    MSG_SCORE_NAN,
+    MSG_SCORE_RANGE,
+    MSG_THIRD_LABEL,
+    MSG_THRESHOLD,
+    MSG_TWO_NEGATIVES,
+    ColumnNotFoundError,
+    InvalidDtypeError,
+    InvalidLabelError,
+    InvalidOptionError,
+    InvalidScoreError,
+    InvalidThresholdError,
+    InvalidWeightError,
+)
+
+RESERVED_PREFIX = "_pfm_"
+
+
+def as_list(columns: ColumnNames | None) -> list[str]:
+    """Return ``columns`` as a list of names (``None`` gives ``[]``)."""
+    if columns is None:
+        return []
+    if isinstance(columns, str):
+        return [columns]
+    out = list(columns)
+    for c in out:
+        if not isinstance(c, str):
+            raise InvalidOptionError(f"column names must be strings, got {c!r}")
+    if len(set(out)) != len(out):
+        raise InvalidOptionError(f"a column is named twice in {out!r}")
+    return out
+
+
+def schema_of(data: pl.DataFrame | pl.LazyFrame) -> pl.Schema:
+    """The schema of a frame, without scanning a LazyFrame's data."""
+    if isinstance(data, pl.LazyFrame):
+        return data.collect_schema()
+    if isinstance(data, pl.DataFrame):
+        return data.schema
+    raise InvalidOptionError(
+        f"expected a polars DataFrame or LazyFrame, got {type(data).__name__}"
+    )
+
+
+def require_columns(schema: pl.Schema, role: str, columns: Iterable[str]) -> None:
+    """Raise :class:`ColumnNotFoundError` naming the first column of ``columns`` not in ``schema``."""
+    for c in columns:
+        if c not in schema:
+            available = ", ".join(repr(n) for n in schema.names())
+            raise ColumnNotFoundError(
+                MSG_MISSING_COLUMN.format(column=c, role=role, available=available or "none")
+            )
+
+
+def check_reserved(names: Iterable[str], reserved: Iterable[str]) -> None:
+    """Refuse group columns whose names collide with output columns."""
+    reserved_set = set(reserved)
+    for n in names:
+        if n in reserved_set or n.startswith(RESERVED_PREFIX):
+            raise InvalidOptionError(
+                f"group column {n!r} collides with an output column name; rename it first"
+            )
+
+
+def require_numeric(schema: pl.Schema, column: str, role: str) -> None:
+    """Raise :class:`InvalidDtypeError` unless ``column`` is numeric."""
+    dtype = schema[column]
+    if not dtype.is_numeric():
+        raise InvalidDtypeError(
+            MSG_BAD_DTYPE.format(column=column, role=role, dtype=dtype, expected="a numeric dtype")
+        )
+
+
+@dataclass(frozen=True)
+class LabelSpec:
+    """How the values of a label column map to the positive and negative class.
+
+    ``neg`` is ``None`` when the negative class is "the one other value" and must be inferred
+    from the data (string labels given only ``pos_label``).
+    """
+
+    column: str
+    role: str
+    pos: Label
+    neg: Label | None
+
+    def to_bool(self, values: pl.Series) -> dict[Label, bool]:
+        """Map the distinct non-null ``values`` of the column to booleans, or raise.
+
+        Raises :class:`InvalidLabelError` naming the column and the offending value when a value is
+        neither class (or, with an inferred negative class, when two distinct non-positive values
+        exist).
+        """
+        distinct = values.drop_nulls().unique().sort().to_list()
+        mapping: dict[Label, bool] = {}
+        others = [v for v in distinct if v != self.pos]
+        if self.neg is None:
+            if len(others) > 1:
+                raise InvalidLabelError(
+                    MSG_TWO_NEGATIVES.format(
+                        column=self.column, role=self.role, pos=self.pos,
+                        first=others[0], second=others[1],
+                    )
+                )
+        else:
+            for v in others:
+                if v != self.neg:
+                    raise InvalidLabelError(
+                        MSG_THIRD_LABEL.format(
+                            column=self.column, role=self.role, value=v, pos=self.pos, neg=self.neg
+                        )
+                    )
+        for v in distinct:
+            if isinstance(v, float) and math.isnan(v):
+                raise InvalidLabelError(
+                    MSG_THIRD_LABEL.format(
+                        column=self.column, role=self.role, value=v, pos=self.pos, neg=self.neg
+                    )
+                )
+            mapping[v] = v == self.pos
+        return mapping
+
+
+def resolve_label_spec(
+    schema: pl.Schema,
+    column: str,
+    role: str,
+    pos_label: Label | None,
+    neg_label: Label | None,
+) -> LabelSpec:
+    """Decide the positive and negative label of ``column`` from its dtype and the options.
+
+    Text ``pos_label``/``neg_label`` apply to text columns only; a Boolean or numeric column
+    given with text labels keeps its natural classes (``True`` / 1 positive).
+
+    - Boolean: ``True`` is positive (or ``pos_label``), the other value negative.
+    - Numeric: ``pos_label`` defaults to 1; ``neg_label`` to 0 (to 1 when ``pos_label`` is 0).
+    - String, Categorical, Enum: ``pos_label`` is required; the negative class is ``neg_label``
+      or, when not given, the single other value found in the data.
+    """
+    dtype = schema[column]
+    if isinstance(pos_label, str) and (dtype == pl.Boolean or dtype.is_numeric()):
+        # text labels name the classes of text columns; Boolean and numeric columns keep
+        # their natural classes (so y_true="yes"/"no" can be compared with a 0/1 prediction)
+        pos_label, neg_label = None, None
+    if dtype == pl.Boolean:
+        pos: Label = True if pos_label is None else bool(pos_label)
+        return LabelSpec(column, role, pos, not pos)
+    if dtype.is_numeric():
+        pos = 1 if pos_label is None else pos_label
+        neg = neg_label
+        if neg is None and pos in (0, 1):
+            neg = 1 - int(pos)
+        return LabelSpec(column, role, pos, neg)
+    if dtype in (pl.String, pl.Categorical) or isinstance(dtype, pl.Enum):
+        if pos_label is None or not isinstance(pos_label, str):
+            raise InvalidOptionError(
+                f"column {column!r} ({role}) holds text labels; pass pos_label= with the "
+                "positive class as a string"
+            )
+        if neg_label is not None and not isinstance(neg_label, str):
+            raise InvalidOptionError(f"neg_label={neg_label!r} must be a string for {column!r}")
+        return LabelSpec(column, role, pos_label, neg_label)
+    raise InvalidDtypeError(
+        MSG_BAD_DTYPE.format(
+            column=column, role=role, dtype=dtype,
+            expected="Boolean, numeric, String, Categorical or Enum labels",
+        )
+    )
+
+
+def validate_thresholds(
+    threshold: float | Sequence[float], bounds: tuple[float, float] | None
+) -> list[float]:
+    """Return the thresholds sorted ascending, or raise :class:`InvalidThresholdError`.
+
+    Thresholds must be finite numbers, inside ``bounds`` when given, and distinct.
+    """
+    values = [threshold] if isinstance(threshold, (int, float)) else list(threshold)
+    if not values:
+        raise InvalidThresholdError("threshold is an empty list")
+    out: list[float] = []
+    for t in values:
+        if isinstance(t, bool) or not isinstance(t, (int, float)):
+            raise InvalidThresholdError(MSG_THRESHOLD.format(value=t, problem="not a number"))
+        if not math.isfinite(t):
+            raise InvalidThresholdError(MSG_THRESHOLD.format(value=t, problem="not finite"))
+        if bounds is not None and not bounds[0] <= t <= bounds[1]:
+            raise InvalidThresholdError(
+                MSG_THRESHOLD.format(value=t, problem=f"outside [{bounds[0]}, {bounds[1]}]")
+            )
+        out.append(float(t))
+    if len(set(out)) != len(out):
+        dup = next(t for t in out if out.count(t) > 1)
+        raise InvalidThresholdError(MSG_THRESHOLD.format(value=dup, problem="given twice"))
+    return sorted(out)
+
+
+def check_weight_summary(column: str, w_min: float | None, w_max: float | None,
+                         w_sum: float | None) -> None:
+    """Raise :class:`InvalidWeightError` from a weight column's min, max and sum.
+
+    NaN propagates into the sum while min and max skip it, so the three together tell negative,
+    infinite and NaN weights apart without another pass over the data.
+    """
+    if w_min is not None and w_min < 0:
+        raise InvalidWeightError(MSG_NEGATIVE_WEIGHT.format(column=column, value=w_min))
+    if w_max is not None and math.isinf(w_max):
+        raise InvalidWeightError(MSG_NONFINITE_WEIGHT.format(column=column, value=w_max))
+    if w_sum is not None and math.isnan(w_sum):
+        raise InvalidWeightError(MSG_NONFINITE_WEIGHT.format(column=column, value=float("nan")))
+
+
+def check_score_summary(column: str, s_min: float | None, s_max: float | None, n_nan: int,
+                        bounds: tuple[float, float] | None) -> None:
+    """Raise :class:`InvalidScoreError` for NaN scores or scores outside ``bounds``."""
+    if n_nan:
+        raise InvalidScoreError(MSG_SCORE_NAN.format(column=column))
+    for v in (s_min, s_max):
+        if v is None:
+            continue
+        if not math.isfinite(v) or (bounds is not None and not bounds[0] <= v <= bounds[1]):
+            low, high = bounds if bounds is not None else (-math.inf, math.inf)
+            raise InvalidScoreError(MSG_SCORE_RANGE.format(column=column, value=v, low=low,
+                                                           high=high))
+
+
+def check_mapping_keys(mapping: Mapping[object, object], allowed: Iterable[object],
+                       what: str) -> None:
+    """Raise :class:`InvalidOptionError` when ``mapping`` names a key not in ``allowed``."""
+    allowed_set = set(allowed)
+    for k in mapping:
+        if k not in allowed_set:
+            raise InvalidOptionError(f"{what} names {k!r}, which is not among {sorted(map(str, allowed_set))}")

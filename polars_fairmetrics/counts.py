@@ -1,0 +1,466 @@
+"""Grouped confusion counts in one lazy scan: the interface every metric is computed from.
+
+A *count table* has one row per group (× threshold, × replicate, …) with the integer confusion
+counts ``tp, fp, tn, fn, n`` (Int64), their weighted sums ``tp_w, fp_w, tn_w, fn_w, n_w`` (Float64,
+when a weight column is given), and the rows left out because a value was null
+(``n_null`` and its breakdown by column). For every group, ``n + n_null`` is the number of input
+rows of that group: rows are never lost.
+
+Count tables are additive: the table of a whole dataset is the sum of the tables of disjoint parts
+(:func:`combine_counts`), which is what makes bootstrap resampling of counts, per-attribute
+roll-ups and distributed execution cheap.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, cast
+
+import polars as pl
+
+from polars_fairmetrics._typing import ColumnNames, FrameT, Label
+from polars_fairmetrics._validate import (
+    LabelSpec,
+    as_list,
+    check_reserved,
+    check_score_summary,
+    check_weight_summary,
+    require_columns,
+    require_numeric,
+    resolve_label_spec,
+    schema_of,
+    validate_thresholds,
+)
+from polars_fairmetrics.exceptions import InvalidOptionError
+
+__all__ = [
+    "COUNT_COLUMNS",
+    "NULL_COLUMNS",
+    "PARTITION_COLUMNS",
+    "WEIGHTED_COUNT_COLUMNS",
+    "combine_counts",
+    "confusion_counts",
+    "count_columns",
+    "is_weighted",
+]
+
+COUNT_COLUMNS: tuple[str, ...] = ("tp", "fp", "tn", "fn", "n")
+"""Integer count columns of a count table."""
+WEIGHTED_COUNT_COLUMNS: tuple[str, ...] = ("tp_w", "fp_w", "tn_w", "fn_w", "n_w")
+"""Weighted-sum columns of a count table (present when a weight column was given)."""
+NULL_COLUMNS: tuple[str, ...] = ("n_null", "n_null_y_true", "n_null_y_pred", "n_null_weight")
+"""Rows left out because a value was null: in total, and by the column that was null."""
+PARTITION_COLUMNS: tuple[str, ...] = ("attribute", "threshold", "replicate")
+"""Columns that are not group keys but split a count table into independent partitions."""
+
+_YT = "_pfm_y_true"
+_BIN = "_pfm_bin"
+_N = "_pfm_n"
+_W = "_pfm_w"
+_WNULL = "_pfm_w_null"
+_WMIN = "_pfm_w_min"
+_WMAX = "_pfm_w_max"
+_SNAN = "_pfm_s_nan"
+_SMIN = "_pfm_s_min"
+_SMAX = "_pfm_s_max"
+_IDX = "_pfm_idx"
+_ALL = "_pfm_all"
+
+
+def count_columns(table_columns: Sequence[str]) -> list[str]:
+    """The additive count columns present in a table with columns ``table_columns``."""
+    known = (*COUNT_COLUMNS, *WEIGHTED_COUNT_COLUMNS, *NULL_COLUMNS)
+    return [c for c in table_columns if c in known]
+
+
+def is_weighted(table_columns: Sequence[str]) -> bool:
+    """Whether a count table carries weighted sums."""
+    return all(c in table_columns for c in WEIGHTED_COUNT_COLUMNS[:4])
+
+
+@dataclass(frozen=True)
+class _Plan:
+    keys: list[str]
+    y_true: LabelSpec
+    y_pred: LabelSpec | None
+    y_score: str | None
+    thresholds: list[float] | None
+    weight: str | None
+    score_bounds: tuple[float, float] | None
+    key_schema: dict[str, pl.DataType]
+
+
+def _plan(
+    data: pl.DataFrame | pl.LazyFrame,
+    *,
+    y_true: str,
+    y_pred: str | None,
+    y_score: str | None,
+    threshold: float | Sequence[float] | None,
+    by: ColumnNames | None,
+    weight: str | None,
+    pos_label: Label | None,
+    neg_label: Label | None,
+    score_bounds: tuple[float, float] | None,
+    separately: bool,
+) -> _Plan:
+    schema = schema_of(data)
+    keys = as_list(by)
+    if (y_pred is None) == (y_score is None):
+        raise InvalidOptionError("pass exactly one of y_pred= (labels) or y_score= (scores)")
+    if y_score is not None and threshold is None:
+        raise InvalidOptionError("y_score= needs threshold= (one value or a list)")
+    if y_pred is not None and threshold is not None:
+        raise InvalidOptionError("threshold= applies to y_score=, not to y_pred=")
+    require_columns(schema, "y_true", [y_true])
+    require_columns(schema, "group", keys)
+    reserved = [*COUNT_COLUMNS, *WEIGHTED_COUNT_COLUMNS, *NULL_COLUMNS, "threshold", "replicate",
+                "metric", "value"]
+    check_reserved(keys, reserved + (["attribute", "group"] if separately else []))
+    for role, col in (("y_pred", y_pred), ("y_score", y_score), ("weight", weight)):
+        if col is not None:
+            require_columns(schema, role, [col])
+    if weight is not None:
+        require_numeric(schema, weight, "weight")
+    thresholds = None
+    if y_score is not None:
+        require_numeric(schema, y_score, "y_score")
+        thresholds = validate_thresholds(cast("float | Sequence[float]", threshold), score_bounds)
+    spec_true = resolve_label_spec(schema, y_true, "y_true", pos_label, neg_label)
+    spec_pred = (
+        resolve_label_spec(schema, y_pred, "y_pred", pos_label, neg_label)
+        if y_pred is not None
+        else None
+    )
+    return _Plan(
+        keys=keys,
+        y_true=spec_true,
+        y_pred=spec_pred,
+        y_score=y_score,
+        thresholds=thresholds,
+        weight=weight,
+        score_bounds=score_bounds,
+        key_schema={k: schema[k] for k in keys},
+    )
+
+
+def _cells(lf: pl.LazyFrame, plan: _Plan) -> pl.LazyFrame:
+    """The one scan: counts per (group, raw label, prediction bin) plus value summaries."""
+    keys: list[pl.Expr] = [pl.col(k) for k in plan.keys] if plan.keys else [pl.lit(0).alias(_ALL)]
+    if plan.y_pred is not None:
+        pred = pl.col(plan.y_pred.column).alias(_BIN)
+    else:
+        s = pl.col(cast(str, plan.y_score))
+        thr = pl.Series(cast(list[float], plan.thresholds), dtype=pl.Float64)
+        pred = (
+            pl.when(s.is_not_null())
+            .then(pl.lit(thr).search_sorted(s.cast(pl.Float64), side="right"))
+            .alias(_BIN)
+        )
+    aggs: list[pl.Expr] = [pl.len().alias(_N)]
+    if plan.weight is not None:
+        w = pl.col(plan.weight).cast(pl.Float64)
+        aggs += [
+            w.sum().alias(_W),
+            w.null_count().alias(_WNULL),
+            w.min().alias(_WMIN),
+            w.max().alias(_WMAX),
+        ]
+    if plan.y_score is not None:
+        s = pl.col(plan.y_score).cast(pl.Float64)
+        aggs += [s.is_nan().sum().alias(_SNAN), s.min().alias(_SMIN), s.max().alias(_SMAX)]
+    return lf.group_by([*keys, pl.col(plan.y_true.column).alias(_YT), pred]).agg(aggs)
+
+
+def _guard_schema(plan: _Plan) -> dict[str, Any]:
+    schema: dict[str, Any] = dict(plan.key_schema) if plan.keys else {_ALL: pl.Int32}
+    schema.update({_YT: pl.Boolean, _BIN: pl.Int64, _N: pl.Int64})
+    if plan.weight is not None:
+        schema.update({_W: pl.Float64, _WNULL: pl.Int64})
+    return schema
+
+
+def _make_guard(plan: _Plan) -> Any:
+    """A function validating the small cell table (labels, weights, scores) and mapping labels."""
+
+    def guard(cells: pl.DataFrame) -> pl.DataFrame:
+        yt_map = plan.y_true.to_bool(cells[_YT])
+        out = cells.with_columns(
+            pl.col(_YT).replace_strict(yt_map, return_dtype=pl.Boolean)
+            if yt_map
+            else pl.lit(None, dtype=pl.Boolean).alias(_YT)
+        )
+        if plan.y_pred is not None:
+            yp_map = plan.y_pred.to_bool(cells[_BIN])
+            out = out.with_columns(
+                pl.col(_BIN).replace_strict(yp_map, return_dtype=pl.Boolean).cast(pl.Int64)
+                if yp_map
+                else pl.lit(None, dtype=pl.Int64).alias(_BIN)
+            )
+        else:
+            check_score_summary(
+                cast(str, plan.y_score),
+                cast("float | None", out[_SMIN].min()),
+                cast("float | None", out[_SMAX].max()),
+                int(cast(int, out[_SNAN].sum())),
+                plan.score_bounds,
+            )
+            out = out.with_columns(pl.col(_BIN).cast(pl.Int64))
+        if plan.weight is not None:
+            check_weight_summary(
+                plan.weight,
+                cast("float | None", out[_WMIN].min()),
+                cast("float | None", out[_WMAX].max()),
+                cast("float | None", out[_W].sum()) if out.height else None,
+            )
+        out = out.with_columns(pl.col(_N).cast(pl.Int64))
+        if plan.weight is not None:
+            out = out.with_columns(pl.col(_WNULL).cast(pl.Int64), pl.col(_W).cast(pl.Float64))
+        return out.select(list(_guard_schema(plan)))
+
+    return guard
+
+
+def _assemble(cells: pl.LazyFrame, plan: _Plan) -> pl.LazyFrame:
+    """Counts per (group, threshold) from the validated cell table (small: no data scan)."""
+    keys = plan.keys if plan.keys else [_ALL]
+    thresholds = plan.thresholds if plan.thresholds is not None else [0.5]
+    thr = pl.LazyFrame(
+        {_IDX: list(range(1, len(thresholds) + 1)), "threshold": thresholds},
+        schema={_IDX: pl.Int64, "threshold": pl.Float64},
+    )
+    weighted = plan.weight is not None
+    valid = pl.col(_YT).is_not_null() & pl.col(_BIN).is_not_null()
+    counted = (pl.col(_N) - pl.col(_WNULL)) if weighted else pl.col(_N)
+    pp = pl.col(_BIN) >= pl.col(_IDX)
+    yt = pl.col(_YT)
+    cells_by_thr = cells.filter(valid).join(thr, how="cross")
+    cell_aggs = [
+        counted.filter(yt & pp).sum().alias("tp"),
+        counted.filter(~yt & pp).sum().alias("fp"),
+        counted.filter(~yt & ~pp).sum().alias("tn"),
+        counted.filter(yt & ~pp).sum().alias("fn"),
+    ]
+    if weighted:
+        w = pl.col(_W)
+        cell_aggs += [
+            w.filter(yt & pp).sum().alias("tp_w"),
+            w.filter(~yt & pp).sum().alias("fp_w"),
+            w.filter(~yt & ~pp).sum().alias("tn_w"),
+            w.filter(yt & ~pp).sum().alias("fn_w"),
+        ]
+    sums = cells_by_thr.group_by([*keys, _IDX]).agg(cell_aggs)
+    n_null_weight = pl.col(_WNULL).sum() if weighted else pl.lit(0, dtype=pl.Int64)
+    nulls = cells.group_by(keys).agg(
+        (
+            pl.col(_N).filter(~valid).sum()
+            + (pl.col(_WNULL).filter(valid).sum() if weighted else pl.lit(0, dtype=pl.Int64))
+        ).alias("n_null"),
+        pl.col(_N).filter(pl.col(_YT).is_null()).sum().alias("n_null_y_true"),
+        pl.col(_N).filter(pl.col(_BIN).is_null()).sum().alias("n_null_y_pred"),
+        n_null_weight.alias("n_null_weight"),
+    )
+    grid = nulls.join(thr, how="cross")
+    table = grid.join(sums, on=[*keys, _IDX], how="left", nulls_equal=True)
+    int_cols = ["tp", "fp", "tn", "fn"]
+    w_cols = ["tp_w", "fp_w", "tn_w", "fn_w"] if weighted else []
+    table = table.with_columns(
+        *[pl.col(c).fill_null(0).cast(pl.Int64) for c in int_cols],
+        *[pl.col(c).fill_null(0.0).cast(pl.Float64) for c in w_cols],
+        *[pl.col(c).cast(pl.Int64) for c in ("n_null", "n_null_y_true", "n_null_y_pred",
+                                             "n_null_weight")],
+    ).with_columns(pl.sum_horizontal(int_cols).alias("n"))
+    if weighted:
+        table = table.with_columns(pl.sum_horizontal(w_cols).alias("n_w"))
+    null_cols = ["n_null", "n_null_y_true", "n_null_y_pred"] + (["n_null_weight"] if weighted else [])
+    out_keys = plan.keys + (["threshold"] if plan.thresholds is not None else [])
+    cols = [*out_keys, *int_cols, "n", *w_cols, *(["n_w"] if weighted else []), *null_cols]
+    return table.select(cols)
+
+
+def _rollup_separately(table: pl.LazyFrame, plan: _Plan) -> pl.LazyFrame:
+    """Each attribute on its own: sum the intersectional table over the other attributes."""
+    partition = ["threshold"] if plan.thresholds is not None else []
+    parts = []
+    for i, attr in enumerate(plan.keys):
+        part = (
+            table.group_by([attr, *partition])
+            .agg(pl.exclude(*plan.keys, *partition).sum())
+            .select(
+                pl.lit(attr).alias("attribute"),
+                pl.col(attr).cast(pl.String).alias("group"),
+                pl.lit(i).alias(_IDX),
+                pl.all().exclude(attr),
+            )
+        )
+        parts.append(part)
+    out = pl.concat(parts, how="vertical")
+    return out.sort([_IDX, "group", *partition], nulls_last=True).drop(_IDX)
+
+
+def confusion_counts(
+    data: FrameT,
+    *,
+    y_true: str,
+    y_pred: str | None = None,
+    y_score: str | None = None,
+    threshold: float | Sequence[float] | None = None,
+    by: ColumnNames | None = None,
+    weight: str | None = None,
+    pos_label: Label | None = None,
+    neg_label: Label | None = None,
+    separately: bool = False,
+    score_bounds: tuple[float, float] | None = (0.0, 1.0),
+) -> FrameT:
+    r"""Grouped (weighted) confusion counts, in one lazy scan of the rows.
+
+    For each group :math:`g` (and threshold :math:`t` when scores are given), with
+    :math:`\hat y_i = 1[s_i \ge t]` for scores:
+
+    .. math::
+
+        TP_g = \sum_{i \in g} 1[y_i = 1, \hat y_i = 1],\quad
+        FP_g = \sum_{i \in g} 1[y_i = 0, \hat y_i = 1],\quad
+        TN_g, FN_g \text{ likewise},\quad n_g = TP_g + FP_g + TN_g + FN_g
+
+    and with weights :math:`w_i` the weighted sums ``tp_w = \sum w_i 1[...]`` etc.
+
+    Parameters
+    ----------
+    data
+        Rows of predictions (DataFrame or LazyFrame; the result is of the same kind).
+    y_true
+        True-label column: Boolean, numeric 0/1 (or ``pos_label``/``neg_label``), or text with
+        ``pos_label``.
+    y_pred, y_score
+        Exactly one: predicted labels (same label rules as ``y_true``), or scores with
+        ``threshold``.
+    threshold
+        One threshold or several (distinct, inside ``score_bounds``); a row is predicted positive
+        when ``score >= threshold``. The output gets a ``threshold`` column.
+    by
+        Group column(s). Several columns give intersectional groups; ``None`` one overall row.
+    weight
+        Sample-weight column: finite and non-negative.
+    pos_label, neg_label
+        The positive and negative class values of ``y_true`` and ``y_pred``.
+    separately
+        With several ``by`` columns: each attribute on its own instead of their intersection. The
+        output then has ``attribute`` and ``group`` (as text) columns. Still one scan.
+    score_bounds
+        Allowed score range (``None``: any finite score).
+
+    Returns
+    -------
+    DataFrame or LazyFrame
+        Group keys, ``threshold`` (scores only), ``tp, fp, tn, fn, n`` (Int64), ``tp_w … n_w``
+        (Float64, with ``weight``), ``n_null`` (rows left out for a null label, prediction/score
+        or weight) and its breakdown ``n_null_y_true, n_null_y_pred[, n_null_weight]``. A null
+        group value is a group of its own. Sorted by the keys.
+
+    Raises
+    ------
+    ColumnNotFoundError
+        When the query is built, for a column not in the schema.
+    InvalidLabelError, InvalidWeightError, InvalidScoreError
+        When the query runs, naming the column and the offending value.
+    InvalidThresholdError, InvalidOptionError
+        When the query is built.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import polars_fairmetrics as pfm
+    >>> df = pl.DataFrame({
+    ...     "group": ["a", "a", "a", "b", "b", None],
+    ...     "y": [1, 0, 1, 0, 1, 1],
+    ...     "pred": [1, 1, None, 0, 1, 0],
+    ... })
+    >>> pfm.confusion_counts(df, y_true="y", y_pred="pred", by="group")
+    shape: (3, 9)
+    ┌───────┬─────┬─────┬─────┬───┬─────┬────────┬───────────────┬───────────────┐
+    │ group ┆ tp  ┆ fp  ┆ tn  ┆ … ┆ n   ┆ n_null ┆ n_null_y_true ┆ n_null_y_pred │
+    │ ---   ┆ --- ┆ --- ┆ --- ┆   ┆ --- ┆ ---    ┆ ---           ┆ ---           │
+    │ str   ┆ i64 ┆ i64 ┆ i64 ┆   ┆ i64 ┆ i64    ┆ i64           ┆ i64           │
+    ╞═══════╪═════╪═════╪═════╪═══╪═════╪════════╪═══════════════╪═══════════════╡
+    │ a     ┆ 1   ┆ 1   ┆ 0   ┆ … ┆ 2   ┆ 1      ┆ 0             ┆ 1             │
+    │ b     ┆ 1   ┆ 0   ┆ 1   ┆ … ┆ 2   ┆ 0      ┆ 0             ┆ 0             │
+    │ null  ┆ 0   ┆ 0   ┆ 0   ┆ … ┆ 1   ┆ 0      ┆ 0             ┆ 0             │
+    └───────┴─────┴─────┴─────┴───┴─────┴────────┴───────────────┴───────────────┘
+    """
+    plan = _plan(
+        data,
+        y_true=y_true,
+        y_pred=y_pred,
+        y_score=y_score,
+        threshold=threshold,
+        by=by,
+        weight=weight,
+        pos_label=pos_label,
+        neg_label=neg_label,
+        score_bounds=score_bounds,
+        separately=separately,
+    )
+    if separately and len(plan.keys) < 1:
+        raise InvalidOptionError("separately=True needs at least one by= column")
+    lazy = data.lazy()
+    cells = _cells(lazy, plan).map_batches(_make_guard(plan), schema=_guard_schema(plan))
+    table = _assemble(cells, plan)
+    if separately:
+        table = _rollup_separately(table, plan)
+    else:
+        sort_keys = plan.keys + (["threshold"] if plan.thresholds is not None else [])
+        if sort_keys:
+            table = table.sort(sort_keys, nulls_last=True)
+    if isinstance(data, pl.DataFrame):
+        return table.collect()
+    return table
+
+
+def combine_counts(tables: Sequence[FrameT], *, keys: ColumnNames | None = None) -> FrameT:
+    """Add up count tables of disjoint parts of a dataset (mergeable counts).
+
+    .. math:: TP_g^{whole} = \\sum_{part} TP_g^{part} \\quad (\\text{likewise every count column})
+
+    Parameters
+    ----------
+    tables
+        Count tables with the same key columns (all DataFrames or all LazyFrames).
+    keys
+        Key columns; by default every column that is not a count column.
+
+    Returns
+    -------
+    DataFrame or LazyFrame
+        One row per key combination with the summed counts, sorted by the keys.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import polars_fairmetrics as pfm
+    >>> df = pl.DataFrame({"g": ["a", "b", "a", "b"], "y": [1, 0, 1, 1], "p": [1, 0, 0, 1]})
+    >>> parts = [pfm.confusion_counts(df[:2], y_true="y", y_pred="p", by="g"),
+    ...          pfm.confusion_counts(df[2:], y_true="y", y_pred="p", by="g")]
+    >>> pfm.combine_counts(parts).equals(pfm.confusion_counts(df, y_true="y", y_pred="p", by="g"))
+    True
+    """
+    if not tables:
+        raise InvalidOptionError("combine_counts needs at least one table")
+    columns = list(schema_of(tables[0]).names())
+    key_cols = as_list(keys) if keys is not None else [c for c in columns
+                                                       if c not in count_columns(columns)]
+    sums = [c for c in columns if c not in key_cols]
+    lazy = pl.concat([t.lazy() for t in tables], how="vertical")
+    if key_cols:
+        out = (
+            lazy.group_by(key_cols)
+            .agg(pl.col(sums).sum())
+            .select(columns)
+            .sort(key_cols, nulls_last=True)
+        )
+    else:
+        out = lazy.select(pl.col(sums).sum())
+    if isinstance(tables[0], pl.DataFrame):
+        return out.collect()
+    return out

@@ -1,0 +1,824 @@
+r"""Every confusion metric, defined once as a Polars expression over count expressions.
+
+A metric is a function ``Counts -> pl.Expr``. The same definition serves three contexts:
+
+- over rows, as an aggregation: ``Counts.from_rows("pred", y_true="y")`` (this is what
+  ``pl.col("pred").fair.true_positive_rate(y_true="y")`` builds) inside ``select`` or
+  ``group_by().agg()``;
+- over a count table with columns ``tp, fp, tn, fn`` (``Counts.from_columns()``);
+- over a table of bootstrap replicates or thresholds (the same columns, more rows).
+
+Undefined is null: a 0/0 (an empty denominator) gives ``null``, never NaN, 0 or 1.
+:data:`METRICS` is the registry (formula, when undefined, range, direction) from which the
+metrics reference in the docs is generated.
+"""
+
+from __future__ import annotations
+
+import difflib
+import functools
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import polars as pl
+
+from polars_fairmetrics._typing import FrameT, IntoExpr, Label
+from polars_fairmetrics._validate import LabelSpec, resolve_label_spec, schema_of
+from polars_fairmetrics.counts import (
+    WEIGHTED_COUNT_COLUMNS,
+    confusion_counts,
+    count_columns,
+    is_weighted,
+)
+from polars_fairmetrics.exceptions import (
+    MSG_NEGATIVE_WEIGHT,
+    MSG_NONFINITE_WEIGHT,
+    InvalidOptionError,
+    InvalidWeightError,
+)
+
+__all__ = [
+    "DEFAULT_METRICS",
+    "METRICS",
+    "Counts",
+    "MetricSpec",
+    "accuracy",
+    "balanced_accuracy",
+    "balanced_error_rate",
+    "base_rate",
+    "error_rate",
+    "f1_score",
+    "false_discovery_rate",
+    "false_negative_rate",
+    "false_omission_rate",
+    "false_positive_rate",
+    "g_mean",
+    "group_metrics",
+    "matthews_corrcoef",
+    "metric",
+    "metrics_from_counts",
+    "negative_predictive_value",
+    "positive_predictive_value",
+    "resolve_metric",
+    "safe_div",
+    "selection_rate",
+    "true_negative_rate",
+    "true_positive_rate",
+]
+
+
+def safe_div(numerator: pl.Expr, denominator: pl.Expr) -> pl.Expr:
+    """``numerator / denominator`` as Float64, null where the denominator is 0 (or null).
+
+    The one division helper of the package: every 0/0 becomes null.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> pl.select(safe_div(pl.lit(1), pl.lit(0))).item() is None
+    True
+    """
+    return (
+        pl.when(denominator != 0)
+        .then(numerator.cast(pl.Float64) / denominator.cast(pl.Float64))
+        .otherwise(pl.lit(None, dtype=pl.Float64))
+    )
+
+
+def _label_to_bool(expr: pl.Expr, role: str, pos: Label | None, neg: Label | None) -> pl.Expr:
+    """Coerce a label expression to Boolean, validating its values batch by batch."""
+    name = expr.meta.output_name(raise_if_undetermined=False) or role
+
+    def convert(s: pl.Series) -> pl.Series:
+        spec: LabelSpec = resolve_label_spec(pl.Schema({name: s.dtype}), name, role, pos, neg)
+        if spec.neg is None:
+            raise InvalidOptionError(
+                f"column {name!r} ({role}) holds text labels: in an expression, pass both "
+                "pos_label= and neg_label= (or use confusion_counts, which infers the negative)"
+            )
+        mapping = spec.to_bool(s)
+        if not mapping:
+            return pl.Series(s.name, [None] * len(s), dtype=pl.Boolean)
+        return s.replace_strict(mapping, return_dtype=pl.Boolean)
+
+    return expr.map_batches(convert, return_dtype=pl.Boolean, is_elementwise=True)
+
+
+def _checked_weight(expr: pl.Expr) -> pl.Expr:
+    """A weight expression as Float64, raising on negative, NaN or infinite values."""
+    name = expr.meta.output_name(raise_if_undetermined=False) or "weight"
+
+    def check(s: pl.Series) -> pl.Series:
+        f = s.cast(pl.Float64)
+        if f.is_nan().any():
+            raise InvalidWeightError(MSG_NONFINITE_WEIGHT.format(column=name, value=math.nan))
+        if f.is_infinite().any():
+            bad = f.filter(f.is_infinite())[0]
+            raise InvalidWeightError(MSG_NONFINITE_WEIGHT.format(column=name, value=bad))
+        if (f < 0).any():
+            raise InvalidWeightError(MSG_NEGATIVE_WEIGHT.format(column=name, value=f.min()))
+        return f
+
+    return expr.map_batches(check, return_dtype=pl.Float64, is_elementwise=True)
+
+
+def _as_expr(x: IntoExpr) -> pl.Expr:
+    return pl.col(x) if isinstance(x, str) else x
+
+
+@dataclass(frozen=True)
+class Counts:
+    """The four confusion counts as expressions: the input of every metric.
+
+    Build it with :meth:`from_columns` (a count table) or :meth:`from_rows` (raw rows, as an
+    aggregation).
+    """
+
+    tp: pl.Expr
+    fp: pl.Expr
+    tn: pl.Expr
+    fn: pl.Expr
+
+    @classmethod
+    def from_columns(cls, *, weighted: bool = False, prefix: str = "") -> Counts:
+        """Counts read from the columns of a count table (``tp`` … or ``tp_w`` … when weighted).
+
+        Examples
+        --------
+        >>> import polars as pl
+        >>> t = pl.DataFrame({"tp": [3], "fp": [1], "tn": [4], "fn": [2]})
+        >>> t.select(true_positive_rate(Counts.from_columns())).item()
+        0.6
+        """
+        suffix = "_w" if weighted else ""
+        return cls(
+            *(pl.col(f"{prefix}{c}{suffix}") for c in ("tp", "fp", "tn", "fn"))
+        )
+
+    @classmethod
+    def from_rows(
+        cls,
+        y_pred: IntoExpr,
+        *,
+        y_true: IntoExpr,
+        weight: IntoExpr | None = None,
+        pos_label: Label | None = None,
+        neg_label: Label | None = None,
+    ) -> Counts:
+        """Counts as aggregations over rows (for ``select`` / ``group_by().agg()``).
+
+        Labels are Boolean, numeric 0/1 (or ``pos_label``/``neg_label``), or text with both
+        ``pos_label`` and ``neg_label``; a third value raises :class:`InvalidLabelError` naming
+        the column. Rows with a null label, prediction or weight are left out (use
+        :func:`~polars_fairmetrics.confusion_counts` to have them counted and reported).
+
+        Examples
+        --------
+        >>> import polars as pl
+        >>> df = pl.DataFrame({"y": [1, 1, 0, 0], "pred": [1, 0, 1, 0], "w": [1.0, 3.0, 1.0, 1.0]})
+        >>> df.select(true_positive_rate(Counts.from_rows("pred", y_true="y", weight="w"))).item()
+        0.25
+        """
+        yt = _label_to_bool(_as_expr(y_true), "y_true", pos_label, neg_label)
+        yp = _label_to_bool(_as_expr(y_pred), "y_pred", pos_label, neg_label)
+        valid = yt.is_not_null() & yp.is_not_null()
+        if weight is None:
+            def cell(mask: pl.Expr) -> pl.Expr:
+                return (mask & valid).fill_null(False).sum().cast(pl.Int64)
+        else:
+            w = _checked_weight(_as_expr(weight))
+
+            def cell(mask: pl.Expr) -> pl.Expr:
+                return w.filter((mask & valid & w.is_not_null()).fill_null(False)).sum()
+
+        return cls(tp=cell(yt & yp), fp=cell(~yt & yp), tn=cell(~yt & ~yp), fn=cell(yt & ~yp))
+
+    @property
+    def n(self) -> pl.Expr:
+        """All counted rows: ``tp + fp + tn + fn``."""
+        return self.tp + self.fp + self.tn + self.fn
+
+    @property
+    def positives(self) -> pl.Expr:
+        """Actual positives: ``tp + fn``."""
+        return self.tp + self.fn
+
+    @property
+    def negatives(self) -> pl.Expr:
+        """Actual negatives: ``fp + tn``."""
+        return self.fp + self.tn
+
+    @property
+    def predicted_positives(self) -> pl.Expr:
+        """Predicted positives: ``tp + fp``."""
+        return self.tp + self.fp
+
+    @property
+    def predicted_negatives(self) -> pl.Expr:
+        """Predicted negatives: ``tn + fn``."""
+        return self.tn + self.fn
+
+
+def _named(func: Callable[[Counts], pl.Expr]) -> Callable[[Counts], pl.Expr]:
+    """Name a metric's output column after the metric."""
+
+    @functools.wraps(func)
+    def wrapper(c: Counts) -> pl.Expr:
+        return func(c).alias(func.__name__)
+
+    return wrapper
+
+
+# ---------------------------------------------------------------------------------------------
+# The metrics: one definition each.
+# Every example uses y = [1, 1, 1, 0, 0], pred = [1, 1, 0, 1, 0]: tp=2, fn=1, fp=1, tn=1.
+# ---------------------------------------------------------------------------------------------
+
+
+@_named
+def accuracy(c: Counts) -> pl.Expr:
+    """Accuracy: share of correct predictions.
+
+    Formula: (TP + TN) / (TP + FP + TN + FN). Undefined when the group is empty.
+    Range [0, 1], higher is better.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> df = pl.DataFrame({"y": [1, 1, 1, 0, 0], "pred": [1, 1, 0, 1, 0]})
+    >>> df.select(accuracy(Counts.from_rows("pred", y_true="y"))).item()
+    0.6
+    """
+    return safe_div(c.tp + c.tn, c.n)
+
+
+@_named
+def error_rate(c: Counts) -> pl.Expr:
+    """Error rate: share of wrong predictions.
+
+    Formula: (FP + FN) / (TP + FP + TN + FN). Undefined when the group is empty.
+    Range [0, 1], lower is better.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> df = pl.DataFrame({"y": [1, 1, 1, 0, 0], "pred": [1, 1, 0, 1, 0]})
+    >>> df.select(error_rate(Counts.from_rows("pred", y_true="y"))).item()
+    0.4
+    """
+    return safe_div(c.fp + c.fn, c.n)
+
+
+@_named
+def true_positive_rate(c: Counts) -> pl.Expr:
+    """True positive rate (recall, sensitivity): share of actual positives predicted positive.
+
+    Formula: TP / (TP + FN). Undefined when there are no actual positives.
+    Range [0, 1], higher is better.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> df = pl.DataFrame({"y": [1, 1, 1, 0, 0], "pred": [1, 1, 0, 1, 0]})
+    >>> round(df.select(true_positive_rate(Counts.from_rows("pred", y_true="y"))).item(), 4)
+    0.6667
+    """
+    return safe_div(c.tp, c.positives)
+
+
+@_named
+def false_negative_rate(c: Counts) -> pl.Expr:
+    """False negative rate (miss rate): share of actual positives predicted negative.
+
+    Formula: FN / (TP + FN). Undefined when there are no actual positives.
+    Range [0, 1], lower is better.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> df = pl.DataFrame({"y": [1, 1, 1, 0, 0], "pred": [1, 1, 0, 1, 0]})
+    >>> round(df.select(false_negative_rate(Counts.from_rows("pred", y_true="y"))).item(), 4)
+    0.3333
+    """
+    return safe_div(c.fn, c.positives)
+
+
+@_named
+def false_positive_rate(c: Counts) -> pl.Expr:
+    """False positive rate (fall-out): share of actual negatives predicted positive.
+
+    Formula: FP / (FP + TN). Undefined when there are no actual negatives.
+    Range [0, 1], lower is better.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> df = pl.DataFrame({"y": [1, 1, 1, 0, 0], "pred": [1, 1, 0, 1, 0]})
+    >>> df.select(false_positive_rate(Counts.from_rows("pred", y_true="y"))).item()
+    0.5
+    """
+    return safe_div(c.fp, c.negatives)
+
+
+@_named
+def true_negative_rate(c: Counts) -> pl.Expr:
+    """True negative rate (specificity): share of actual negatives predicted negative.
+
+    Formula: TN / (FP + TN). Undefined when there are no actual negatives.
+    Range [0, 1], higher is better.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> df = pl.DataFrame({"y": [1, 1, 1, 0, 0], "pred": [1, 1, 0, 1, 0]})
+    >>> df.select(true_negative_rate(Counts.from_rows("pred", y_true="y"))).item()
+    0.5
+    """
+    return safe_div(c.tn, c.negatives)
+
+
+@_named
+def positive_predictive_value(c: Counts) -> pl.Expr:
+    """Positive predictive value (precision): share of predicted positives that are positive.
+
+    Formula: TP / (TP + FP). Undefined when nothing is predicted positive.
+    Range [0, 1], higher is better.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> df = pl.DataFrame({"y": [1, 1, 1, 0, 0], "pred": [1, 1, 0, 1, 0]})
+    >>> round(df.select(positive_predictive_value(Counts.from_rows("pred", y_true="y"))).item(), 4)
+    0.6667
+    """
+    return safe_div(c.tp, c.predicted_positives)
+
+
+@_named
+def negative_predictive_value(c: Counts) -> pl.Expr:
+    """Negative predictive value: share of predicted negatives that are negative.
+
+    Formula: TN / (TN + FN). Undefined when nothing is predicted negative.
+    Range [0, 1], higher is better.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> df = pl.DataFrame({"y": [1, 1, 1, 0, 0], "pred": [1, 1, 0, 1, 0]})
+    >>> df.select(negative_predictive_value(Counts.from_rows("pred", y_true="y"))).item()
+    0.5
+    """
+    return safe_div(c.tn, c.predicted_negatives)
+
+
+@_named
+def false_discovery_rate(c: Counts) -> pl.Expr:
+    """False discovery rate: share of predicted positives that are negative.
+
+    Formula: FP / (TP + FP). Undefined when nothing is predicted positive.
+    Range [0, 1], lower is better.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> df = pl.DataFrame({"y": [1, 1, 1, 0, 0], "pred": [1, 1, 0, 1, 0]})
+    >>> round(df.select(false_discovery_rate(Counts.from_rows("pred", y_true="y"))).item(), 4)
+    0.3333
+    """
+    return safe_div(c.fp, c.predicted_positives)
+
+
+@_named
+def false_omission_rate(c: Counts) -> pl.Expr:
+    """False omission rate: share of predicted negatives that are positive.
+
+    Formula: FN / (TN + FN). Undefined when nothing is predicted negative.
+    Range [0, 1], lower is better.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> df = pl.DataFrame({"y": [1, 1, 1, 0, 0], "pred": [1, 1, 0, 1, 0]})
+    >>> df.select(false_omission_rate(Counts.from_rows("pred", y_true="y"))).item()
+    0.5
+    """
+    return safe_div(c.fn, c.predicted_negatives)
+
+
+@_named
+def f1_score(c: Counts) -> pl.Expr:
+    """F1 score: harmonic mean of precision and recall.
+
+    Formula: 2·TP / (2·TP + FP + FN). Undefined when TP + FP + FN = 0 (only true negatives).
+    Range [0, 1], higher is better. (It is 0, not undefined, when TP = 0 but FP + FN > 0.)
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> df = pl.DataFrame({"y": [1, 1, 1, 0, 0], "pred": [1, 1, 0, 1, 0]})
+    >>> round(df.select(f1_score(Counts.from_rows("pred", y_true="y"))).item(), 4)
+    0.6667
+    """
+    return safe_div(2 * c.tp, 2 * c.tp + c.fp + c.fn)
+
+
+@_named
+def selection_rate(c: Counts) -> pl.Expr:
+    """Selection rate: share predicted positive.
+
+    Formula: (TP + FP) / (TP + FP + TN + FN). Undefined when the group is empty.
+    Range [0, 1]; neither direction is better.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> df = pl.DataFrame({"y": [1, 1, 1, 0, 0], "pred": [1, 1, 0, 1, 0]})
+    >>> df.select(selection_rate(Counts.from_rows("pred", y_true="y"))).item()
+    0.6
+    """
+    return safe_div(c.predicted_positives, c.n)
+
+
+@_named
+def base_rate(c: Counts) -> pl.Expr:
+    """Base rate (prevalence): share of actual positives.
+
+    Formula: (TP + FN) / (TP + FP + TN + FN). Undefined when the group is empty.
+    Range [0, 1]; neither direction is better.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> df = pl.DataFrame({"y": [1, 1, 1, 0, 0], "pred": [1, 1, 0, 1, 0]})
+    >>> df.select(base_rate(Counts.from_rows("pred", y_true="y"))).item()
+    0.6
+    """
+    return safe_div(c.positives, c.n)
+
+
+@_named
+def balanced_accuracy(c: Counts) -> pl.Expr:
+    """Balanced accuracy: mean of the true positive and true negative rates.
+
+    Formula: (TP / (TP + FN) + TN / (TN + FP)) / 2. Undefined when either class is absent
+    (scikit-learn then averages the one class present; we return null).
+    Range [0, 1], higher is better.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> df = pl.DataFrame({"y": [1, 1, 1, 0, 0], "pred": [1, 1, 0, 1, 0]})
+    >>> round(df.select(balanced_accuracy(Counts.from_rows("pred", y_true="y"))).item(), 4)
+    0.5833
+    """
+    return (true_positive_rate(c) + true_negative_rate(c)) / 2
+
+
+@_named
+def balanced_error_rate(c: Counts) -> pl.Expr:
+    """Balanced error rate: mean of the false negative and false positive rates.
+
+    Formula: (FN / (TP + FN) + FP / (FP + TN)) / 2. Undefined when either class is absent.
+    Range [0, 1], lower is better. Equals the importance-weighted error rate with weights that
+    give both classes equal total weight (seed: importance weights).
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> df = pl.DataFrame({"y": [1, 1, 1, 0, 0], "pred": [1, 1, 0, 1, 0]})
+    >>> round(df.select(balanced_error_rate(Counts.from_rows("pred", y_true="y"))).item(), 4)
+    0.4167
+    """
+    return (false_negative_rate(c) + false_positive_rate(c)) / 2
+
+
+@_named
+def g_mean(c: Counts) -> pl.Expr:
+    """G-mean: geometric mean of the true positive and true negative rates.
+
+    Formula: sqrt(TP / (TP + FN) · TN / (TN + FP)). Undefined when either class is absent.
+    Range [0, 1], higher is better.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> df = pl.DataFrame({"y": [1, 1, 1, 0, 0], "pred": [1, 1, 0, 1, 0]})
+    >>> round(df.select(g_mean(Counts.from_rows("pred", y_true="y"))).item(), 4)
+    0.5774
+    """
+    return (true_positive_rate(c) * true_negative_rate(c)).sqrt()
+
+
+@_named
+def matthews_corrcoef(c: Counts) -> pl.Expr:
+    """Matthews correlation coefficient.
+
+    Formula: (TP·TN − FP·FN) / sqrt((TP + FP)(TP + FN)(TN + FP)(TN + FN)). Undefined when any
+    of the four margins is 0 (scikit-learn returns 0 there; we return null).
+    Range [−1, 1], higher is better.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> df = pl.DataFrame({"y": [1, 1, 1, 0, 0], "pred": [1, 1, 0, 1, 0]})
+    >>> round(df.select(matthews_corrcoef(Counts.from_rows("pred", y_true="y"))).item(), 4)
+    0.1667
+    """
+    f = [x.cast(pl.Float64) for x in (c.tp, c.fp, c.tn, c.fn)]
+    tp, fp, tn, fn = f
+    return safe_div(tp * tn - fp * fn, ((tp + fp) * (tp + fn) * (tn + fp) * (tn + fn)).sqrt())
+
+
+# ---------------------------------------------------------------------------------------------
+# Registry
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class MetricSpec:
+    """A metric's definition and its documented properties."""
+
+    name: str
+    func: Callable[[Counts], pl.Expr]
+    formula: str
+    undefined_when: str
+    value_range: tuple[float, float]
+    higher_is_better: bool | None
+    support: Callable[[Counts], pl.Expr]
+    aliases: tuple[str, ...] = field(default=())
+
+
+def _spec(
+    func: Callable[[Counts], pl.Expr],
+    formula: str,
+    undefined_when: str,
+    higher_is_better: bool | None,
+    support: Callable[[Counts], pl.Expr],
+    aliases: tuple[str, ...] = (),
+    value_range: tuple[float, float] = (0.0, 1.0),
+) -> MetricSpec:
+    return MetricSpec(func.__name__, func, formula, undefined_when, value_range, higher_is_better,
+                      support, aliases)
+
+
+def _n(c: Counts) -> pl.Expr:
+    return c.n
+
+
+def _pos(c: Counts) -> pl.Expr:
+    return c.positives
+
+
+def _neg(c: Counts) -> pl.Expr:
+    return c.negatives
+
+
+def _ppos(c: Counts) -> pl.Expr:
+    return c.predicted_positives
+
+
+def _pneg(c: Counts) -> pl.Expr:
+    return c.predicted_negatives
+
+
+def _both(c: Counts) -> pl.Expr:
+    return pl.min_horizontal(c.positives, c.negatives)
+
+
+def _f1_support(c: Counts) -> pl.Expr:
+    return c.tp + c.fp + c.fn
+
+
+def _mcc_support(c: Counts) -> pl.Expr:
+    return pl.min_horizontal(c.positives, c.negatives, c.predicted_positives,
+                             c.predicted_negatives)
+
+
+METRICS: dict[str, MetricSpec] = {
+    s.name: s
+    for s in (
+        _spec(accuracy, "(TP + TN) / (TP + FP + TN + FN)", "the group is empty", True, _n),
+        _spec(error_rate, "(FP + FN) / (TP + FP + TN + FN)", "the group is empty", False, _n),
+        _spec(balanced_accuracy, "(TP / (TP + FN) + TN / (TN + FP)) / 2",
+              "either class is absent", True, _both),
+        _spec(balanced_error_rate, "(FN / (TP + FN) + FP / (FP + TN)) / 2",
+              "either class is absent", False, _both, ("ber",)),
+        _spec(true_positive_rate, "TP / (TP + FN)", "there are no actual positives", True, _pos,
+              ("tpr", "recall", "sensitivity")),
+        _spec(false_negative_rate, "FN / (TP + FN)", "there are no actual positives", False, _pos,
+              ("fnr", "miss_rate")),
+        _spec(false_positive_rate, "FP / (FP + TN)", "there are no actual negatives", False, _neg,
+              ("fpr", "fall_out")),
+        _spec(true_negative_rate, "TN / (FP + TN)", "there are no actual negatives", True, _neg,
+              ("tnr", "specificity")),
+        _spec(positive_predictive_value, "TP / (TP + FP)", "nothing is predicted positive", True,
+              _ppos, ("ppv", "precision")),
+        _spec(negative_predictive_value, "TN / (TN + FN)", "nothing is predicted negative", True,
+              _pneg, ("npv",)),
+        _spec(false_discovery_rate, "FP / (TP + FP)", "nothing is predicted positive", False,
+              _ppos, ("fdr",)),
+        _spec(false_omission_rate, "FN / (TN + FN)", "nothing is predicted negative", False,
+              _pneg, ("for",)),
+        _spec(f1_score, "2·TP / (2·TP + FP + FN)", "TP + FP + FN = 0 (only true negatives)",
+              True, _f1_support, ("f1",)),
+        _spec(selection_rate, "(TP + FP) / (TP + FP + TN + FN)", "the group is empty", None, _n,
+              ("positive_rate",)),
+        _spec(base_rate, "(TP + FN) / (TP + FP + TN + FN)", "the group is empty", None, _n,
+              ("prevalence",)),
+        _spec(g_mean, "sqrt(TP / (TP + FN) · TN / (TN + FP))", "either class is absent", True,
+              _both, ("gmean",)),
+        _spec(matthews_corrcoef, "(TP·TN − FP·FN) / sqrt((TP + FP)(TP + FN)(TN + FP)(TN + FN))",
+              "any of TP + FP, TP + FN, TN + FP, TN + FN is 0", True, _mcc_support, ("mcc",),
+              (-1.0, 1.0)),
+    )
+}
+"""Every confusion metric by its full name."""
+
+DEFAULT_METRICS: tuple[str, ...] = tuple(METRICS)
+"""The metrics computed when none are named: all of them."""
+
+_ALIASES: dict[str, str] = {a: s.name for s in METRICS.values() for a in s.aliases}
+
+
+def resolve_metric(name: str) -> MetricSpec:
+    """The :class:`MetricSpec` for a full metric name or an alias.
+
+    Raises :class:`InvalidOptionError` for an unknown name, suggesting the closest ones.
+
+    Examples
+    --------
+    >>> resolve_metric("recall").name
+    'true_positive_rate'
+    """
+    if name in METRICS:
+        return METRICS[name]
+    if name in _ALIASES:
+        return METRICS[_ALIASES[name]]
+    close = difflib.get_close_matches(name, [*METRICS, *_ALIASES], n=3)
+    hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+    raise InvalidOptionError(f"unknown metric {name!r}{hint} Known: {', '.join(METRICS)}")
+
+
+def metric(name: str, counts: Counts) -> pl.Expr:
+    """Any registered metric by name (or alias), as an expression over ``counts``.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> t = pl.DataFrame({"tp": [3], "fp": [1], "tn": [4], "fn": [2]})
+    >>> t.select(metric("precision", Counts.from_columns())).item()
+    0.75
+    """
+    return resolve_metric(name).func(counts).alias(resolve_metric(name).name)
+
+
+def _metric_names(metrics: str | Sequence[str] | None) -> list[str]:
+    if metrics is None:
+        return list(DEFAULT_METRICS)
+    names = [metrics] if isinstance(metrics, str) else list(metrics)
+    if not names:
+        raise InvalidOptionError("metrics= is an empty list")
+    out = [resolve_metric(m).name for m in names]
+    return list(dict.fromkeys(out))
+
+
+def _use_weighted(columns: Sequence[str], weighted: bool | None) -> bool:
+    has = is_weighted(columns)
+    if weighted and not has:
+        raise InvalidOptionError(
+            "weighted=True but the count table has no weighted columns "
+            f"({', '.join(WEIGHTED_COUNT_COLUMNS[:4])}); pass weight= when counting"
+        )
+    return has if weighted is None else weighted
+
+
+def key_columns(columns: Sequence[str]) -> list[str]:
+    """The non-count columns of a count table (group keys and partitions)."""
+    counted = set(count_columns(columns))
+    return [c for c in columns if c not in counted]
+
+
+def metrics_from_counts(
+    counts: FrameT,
+    *,
+    metrics: str | Sequence[str] | None = None,
+    weighted: bool | None = None,
+    long: bool = False,
+) -> FrameT:
+    """Evaluate metrics on a count table (or a table of replicates or thresholds).
+
+    Parameters
+    ----------
+    counts
+        A count table: columns ``tp, fp, tn, fn`` (and ``tp_w …`` when weighted) plus keys.
+    metrics
+        Metric names or aliases (default: all of :data:`METRICS`).
+    weighted
+        Use the weighted sums (default: when the table has them).
+    long
+        Tidy output: the key columns, ``metric``, ``value``, ``support`` (the metric's
+        denominator count; 0 where the value is null), ``n`` (and ``n_w``). Otherwise the
+        metric columns are appended to the count table.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> t = pl.DataFrame({"g": ["a", "b"], "tp": [3, 0], "fp": [1, 0], "tn": [4, 5], "fn": [2, 0]})
+    >>> metrics_from_counts(t, metrics=["tpr", "fpr"], long=True)
+    shape: (4, 5)
+    ┌─────┬────────────────────┬──────────┬─────────┬─────┐
+    │ g   ┆ metric             ┆ value    ┆ support ┆ n   │
+    │ --- ┆ ---                ┆ ---      ┆ ---     ┆ --- │
+    │ str ┆ str                ┆ f64      ┆ i64     ┆ i64 │
+    ╞═════╪════════════════════╪══════════╪═════════╪═════╡
+    │ a   ┆ true_positive_rate ┆ 0.6      ┆ 5       ┆ 10  │
+    │ a   ┆ false_positive_rate┆ 0.2      ┆ 5       ┆ 10  │
+    │ b   ┆ true_positive_rate ┆ null     ┆ 0       ┆ 5   │
+    │ b   ┆ false_positive_rate┆ 0.0      ┆ 5       ┆ 5   │
+    └─────┴────────────────────┴──────────┴─────────┴─────┘
+    """
+    columns = list(schema_of(counts).names())
+    names = _metric_names(metrics)
+    use_w = _use_weighted(columns, weighted)
+    c = Counts.from_columns(weighted=use_w)
+    if not long:
+        return counts.with_columns([METRICS[m].func(c).alias(m) for m in names])
+    keys = key_columns(columns)
+    int_c = Counts.from_columns()
+    sizes = ["n", "n_w"] if use_w else ["n"]
+    if "n" not in columns:
+        sizes = []
+    structs = [
+        pl.struct(
+            pl.lit(m).alias("metric"),
+            METRICS[m].func(c).alias("value"),
+            METRICS[m].support(int_c).cast(pl.Int64).alias("support"),
+        ).alias(f"_pfm_{m}")
+        for m in names
+    ]
+    out = (
+        counts.select([*keys, *sizes, pl.concat_list(structs).alias("_pfm_m")])
+        .explode("_pfm_m")
+        .unnest("_pfm_m")
+        .select([*keys, "metric", "value", "support", *sizes])
+    )
+    return out
+
+
+def group_metrics(
+    data: FrameT,
+    *,
+    y_true: str,
+    y_pred: str | None = None,
+    y_score: str | None = None,
+    threshold: float | Sequence[float] | None = None,
+    by: str | Sequence[str] | None = None,
+    weight: str | None = None,
+    pos_label: Label | None = None,
+    neg_label: Label | None = None,
+    metrics: str | Sequence[str] | None = None,
+    separately: bool = False,
+    wide: bool = False,
+    score_bounds: tuple[float, float] | None = (0.0, 1.0),
+) -> FrameT:
+    """Per-group confusion metrics from rows, in one scan.
+
+    :func:`~polars_fairmetrics.confusion_counts` followed by :func:`metrics_from_counts`;
+    the options are theirs. Weighted metrics are used when ``weight`` is given.
+
+    Returns
+    -------
+    DataFrame or LazyFrame
+        Tidy (default): group keys, ``metric``, ``value``, ``support``, ``n`` (, ``n_w``).
+        ``wide=True``: the count table with one column per metric.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> df = pl.DataFrame({"g": ["a", "a", "b", "b"], "y": [1, 0, 1, 0], "p": [1, 1, 0, 0]})
+    >>> group_metrics(df, y_true="y", y_pred="p", by="g", metrics=["selection_rate"])
+    shape: (2, 5)
+    ┌─────┬────────────────┬───────┬─────────┬─────┐
+    │ g   ┆ metric         ┆ value ┆ support ┆ n   │
+    │ --- ┆ ---            ┆ ---   ┆ ---     ┆ --- │
+    │ str ┆ str            ┆ f64   ┆ i64     ┆ i64 │
+    ╞═════╪════════════════╪═══════╪═════════╪═════╡
+    │ a   ┆ selection_rate ┆ 1.0   ┆ 2       ┆ 2   │
+    │ b   ┆ selection_rate ┆ 0.0   ┆ 2       ┆ 2   │
+    └─────┴────────────────┴───────┴─────────┴─────┘
+    """
+    counts = confusion_counts(
+        data,
+        y_true=y_true,
+        y_pred=y_pred,
+        y_score=y_score,
+        threshold=threshold,
+        by=by,
+        weight=weight,
+        pos_label=pos_label,
+        neg_label=neg_label,
+        separately=separately,
+        score_bounds=score_bounds,
+    )
+    return metrics_from_counts(counts, metrics=metrics, long=not wide)
