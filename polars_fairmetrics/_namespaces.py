@@ -167,7 +167,7 @@ class _FrameNamespace(Generic[FrameT]):
     """Shared delegates of ``DataFrame.fair`` and ``LazyFrame.fair`` (same kind in and out)."""
 
     def __init__(self, frame: FrameT) -> None:
-        self._frame = frame
+        self._frame: FrameT = frame
 
     def confusion_counts(
         self, *, y_true: str, y_pred: str | None = None, y_score: str | None = None,

@@ -63,7 +63,7 @@ def schema_of(data: pl.DataFrame | pl.LazyFrame) -> pl.Schema:
 
 
 def require_columns(schema: pl.Schema, role: str, columns: Iterable[str]) -> None:
-    """Raise :class:`ColumnNotFoundError` naming the first column of ``columns`` not in ``schema``."""
+    """Raise :class:`ColumnNotFoundError` for the first of ``columns`` not in ``schema``."""
     for c in columns:
         if c not in schema:
             available = ", ".join(repr(n) for n in schema.names())
@@ -251,4 +251,5 @@ def check_mapping_keys(mapping: Mapping[object, object], allowed: Iterable[objec
     allowed_set = set(allowed)
     for k in mapping:
         if k not in allowed_set:
-            raise InvalidOptionError(f"{what} names {k!r}, which is not among {sorted(map(str, allowed_set))}")
+            known = sorted(map(str, allowed_set))
+            raise InvalidOptionError(f"{what} names {k!r}, which is not among {known}")

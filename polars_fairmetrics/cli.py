@@ -31,13 +31,13 @@ def _demo(args: argparse.Namespace) -> int:
     lf = load_compas().with_columns(
         (pl.col("decile_score") >= args.threshold).alias("high_risk")
     )
-    common = {"y_true": "two_year_recid", "y_pred": "high_risk"}
     with pl.Config(tbl_rows=60, tbl_cols=12, tbl_width_chars=120, float_precision=3,
                    tbl_hide_dataframe_shape=True):
         print(f"COMPAS two-year recidivism (ProPublica, 2016): prediction = decile_score >= "
               f"{args.threshold}\n")
         for attr, ref in (("race", "Caucasian"), ("sex", "Male")):
-            metrics = group_metrics(lf, by=attr, metrics=list(DEMO_METRICS), wide=True, **common)
+            metrics = group_metrics(lf, by=attr, metrics=list(DEMO_METRICS), wide=True,
+                                    y_true="two_year_recid", y_pred="high_risk")
             print(f"Per-group metrics by {attr}:")
             print(metrics.select(attr, "n", *DEMO_METRICS).collect())
             crit = fairness_criteria(
@@ -45,13 +45,14 @@ def _demo(args: argparse.Namespace) -> int:
                 criteria=["statistical_parity_difference", "disparate_impact",
                           "equal_opportunity_difference", "predictive_equality_difference",
                           "equalized_odds_difference", "positive_predictive_parity_difference"],
-                **common,
+                y_true="two_year_recid", y_pred="high_risk",
             ).collect()
             print(f"\nFairness criteria by {attr} (reference: {ref}):")
             print(crit.pivot("criterion", index=attr, values="value"))
             print()
-        fpr = disparities(lf, by="race", metrics="false_positive_rate", reference="Caucasian",
-                          **common).filter(pl.col("race") == "African-American").collect()
+        fpr_q = disparities(lf, by="race", metrics="false_positive_rate", reference="Caucasian",
+                          y_true="two_year_recid", y_pred="high_risk")
+        fpr = fpr_q.filter(pl.col("race") == "African-American").collect()
         print(
             "False positive rate, African-American vs Caucasian defendants: "
             f"{fpr['value'][0]:.3f} vs {fpr['reference_value'][0]:.3f} "

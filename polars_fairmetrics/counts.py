@@ -273,7 +273,8 @@ def _assemble(cells: pl.LazyFrame, plan: _Plan) -> pl.LazyFrame:
     ).with_columns(pl.sum_horizontal(int_cols).alias("n"))
     if weighted:
         table = table.with_columns(pl.sum_horizontal(w_cols).alias("n_w"))
-    null_cols = ["n_null", "n_null_y_true", "n_null_y_pred"] + (["n_null_weight"] if weighted else [])
+    null_cols = ["n_null", "n_null_y_true", "n_null_y_pred"]
+    null_cols += ["n_null_weight"] if weighted else []
     out_keys = plan.keys + (["threshold"] if plan.thresholds is not None else [])
     cols = [*out_keys, *int_cols, "n", *w_cols, *(["n_w"] if weighted else []), *null_cols]
     return table.select(cols)

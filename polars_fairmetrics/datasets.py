@@ -11,7 +11,7 @@ __all__ = ["data_path", "load_compas"]
 
 def data_path(name: str) -> str:
     """Filesystem path of an embedded data file, e.g. ``"compas_two_years.parquet"``."""
-    return str(resources.files("polars_fairmetrics").joinpath("data", name))
+    return str(resources.files("polars_fairmetrics") / "data" / name)
 
 
 def load_compas() -> pl.LazyFrame:

@@ -30,7 +30,6 @@ from polars_fairmetrics.counts import (
     PARTITION_COLUMNS,
     WEIGHTED_COUNT_COLUMNS,
     confusion_counts,
-    count_columns,
 )
 from polars_fairmetrics.exceptions import MSG_REFERENCE, InvalidOptionError, ReferenceGroupError
 from polars_fairmetrics.metrics import (
@@ -216,17 +215,21 @@ def disparities(
     >>> import polars as pl
     >>> df = pl.DataFrame({"g": ["a", "a", "b", "b", "b"], "y": [1, 0, 1, 0, 1],
     ...                    "p": [1, 1, 0, 0, 1]})
-    >>> disparities(df, y_true="y", y_pred="p", by="g", metrics="selection_rate", reference="b")
-    shape: (2, 9)
-    ┌─────┬────────────────┬──────────┬─────────────────┬───┬───────┬─────┬───────────┐
-    │ g   ┆ metric         ┆ value    ┆ reference_value ┆ … ┆ ratio ┆ n   ┆ reference │
-    │ --- ┆ ---            ┆ ---      ┆ ---             ┆   ┆ ---   ┆ --- ┆ ---       │
-    │ str ┆ str            ┆ f64      ┆ f64             ┆   ┆ f64   ┆ i64 ┆ str       │
-    ╞═════╪════════════════╪══════════╪═════════════════╪═══╪═══════╪═════╪═══════════╡
-    │ a   ┆ selection_rate ┆ 1.0      ┆ 0.333333        ┆ … ┆ 3.0   ┆ 2   ┆ b         │
-    │ b   ┆ selection_rate ┆ 0.333333 ┆ 0.333333        ┆ … ┆ 1.0   ┆ 3   ┆ b         │
-    └─────┴────────────────┴──────────┴─────────────────┴───┴───────┴─────┴───────────┘
+    >>> disparities(df, y_true="y", y_pred="p", by="g", metrics="selection_rate",
+    ...             reference="b").select("g", "value", "reference_value", "difference", "ratio")
+    shape: (2, 5)
+    ┌─────┬──────────┬─────────────────┬────────────┬───────┐
+    │ g   ┆ value    ┆ reference_value ┆ difference ┆ ratio │
+    │ --- ┆ ---      ┆ ---             ┆ ---        ┆ ---   │
+    │ str ┆ f64      ┆ f64             ┆ f64        ┆ f64   │
+    ╞═════╪══════════╪═════════════════╪════════════╪═══════╡
+    │ a   ┆ 1.0      ┆ 0.333333        ┆ 0.666667   ┆ 3.0   │
+    │ b   ┆ 0.333333 ┆ 0.333333        ┆ 0.0        ┆ 1.0   │
+    └─────┴──────────┴─────────────────┴────────────┴───────┘
     """
+    counts: FrameT
+    keys: list[str]
+    partitions: list[str]
     counts, keys, partitions = _counts_and_keys(data, by, count_options)
     columns = list(schema_of(counts).names())
     names = _metric_names(metrics)
@@ -252,19 +255,17 @@ def disparities(
                     for c in base]
         ref_cols.append(_window(mask.any(), partitions).alias("_pfm_has_ref"))
         guard = _make_reference_guard(reference, keys, partitions)
-    with_ref = counts.with_columns(ref_cols)
+    with_ref: FrameT = counts.with_columns(ref_cols)
     if guard is not None:
         out_schema = dict(schema_of(with_ref))
-        with_ref = with_ref.lazy().map_batches(
+        guarded = with_ref.lazy().map_batches(
             guard,
-            schema={k: v for k, v in out_schema.items()
-                    if k != "_pfm_has_ref"},
+            schema={k: v for k, v in out_schema.items() if k != "_pfm_has_ref"},
         )
-        if isinstance(counts, pl.DataFrame):
-            with_ref = with_ref.collect()
+        with_ref = guarded.collect() if isinstance(counts, pl.DataFrame) else guarded
     own = Counts.from_columns(weighted=use_w)
     ref = Counts.from_columns(weighted=use_w, prefix="_pfm_ref_")
-    sizes = ["n"] if "n" in columns else []
+    sizes: list[str] = ["n"] if "n" in columns else []
     structs = []
     for m in names:
         spec = METRICS[m]
@@ -326,6 +327,9 @@ def between_groups(
     │ true_positive_rate ┆ 1.0        ┆ b           ┆ 1           │
     └────────────────────┴────────────┴─────────────┴─────────────┘
     """
+    counts: FrameT
+    keys: list[str]
+    partitions: list[str]
     counts, keys, partitions = _counts_and_keys(data, by, count_options)
     from polars_fairmetrics.metrics import metrics_from_counts
 
@@ -417,39 +421,48 @@ def fairness_criteria(
         if c not in CRITERIA and c != "equalized_odds_difference":
             known = ", ".join([*CRITERIA, "equalized_odds_difference"])
             raise InvalidOptionError(f"unknown criterion {c!r}; known: {known}")
+    counts: FrameT
+    keys: list[str]
+    partitions: list[str]
     counts, keys, partitions = _counts_and_keys(data, by, count_options)
     needed = {CRITERIA[c][0] for c in names if c in CRITERIA}
     if "equalized_odds_difference" in names:
         needed |= {"false_positive_rate", "false_negative_rate"}
     disp = disparities(counts, by=keys, metrics=sorted(needed), reference=reference,
                        weighted=weighted)
-    sizes = ["n"] if "n" in schema_of(disp).names() else []
-    parts = []
-    for c in names:
-        if c == "equalized_odds_difference":
-            parts.append(
-                disp.filter(pl.col("metric").is_in(["false_positive_rate", "false_negative_rate"]))
-                .group_by([*keys, *partitions], maintain_order=True)
-                .agg(
-                    pl.lit(c).alias("criterion"),
-                    # null when either part is undefined: max_horizontal would skip nulls
-                    pl.when(pl.col("difference").null_count() == 0)
-                    .then(pl.col("difference").abs().max())
-                    .alias("value"),
-                    *[pl.col(s).first() for s in sizes],
-                    pl.col("reference").first(),
-                )
-            )
+    sizes: list[str] = ["n"] if "n" in schema_of(disp).names() else []
+    # one chain (no fan-out, so the rows are scanned once): join each metric row to the
+    # criteria composed from it, then one group_by (equalized odds takes the larger of two)
+    rows: list[tuple[str, str, str]] = []
+    crit: str
+    for crit in names:
+        if crit == "equalized_odds_difference":
+            rows += [(crit, "false_positive_rate", "abs"), (crit, "false_negative_rate", "abs")]
         else:
-            base, how = CRITERIA[c]
-            parts.append(
-                disp.filter(pl.col("metric") == base).select(
-                    *keys, *partitions, pl.lit(c).alias("criterion"),
-                    pl.col(how).alias("value"), *sizes, "reference",
-                )
-            )
+            rows.append((crit, *CRITERIA[crit]))
+    mapping = pl.DataFrame(rows, schema=["criterion", "metric", "how"], orient="row")
+    if isinstance(disp, pl.LazyFrame):
+        joined = disp.join(mapping.lazy(), on="metric", how="inner")
+    else:
+        joined = disp.join(mapping, on="metric", how="inner")
+    how = pl.col("how")
+    value = (
+        pl.when(how == "difference").then(pl.col("difference"))
+        .when(how == "ratio").then(pl.col("ratio"))
+        .otherwise(pl.col("difference").abs())
+    )
     order = {c: i for i, c in enumerate(names)}
-    out = pl.concat(parts, how="vertical")
+    group_cols = [*_ordered(keys, partitions), "criterion"]
+    out = (
+        joined.with_columns(value.alias("value"))
+        .group_by(group_cols)
+        .agg(
+            # null when any part is undefined (max would skip nulls)
+            pl.when(pl.col("value").null_count() == 0).then(pl.col("value").max()).alias("value"),
+            *[pl.col(s).first() for s in sizes],
+            pl.col("reference").first(),
+        )
+    )
     return out.sort([*partitions, *keys,
                      pl.col("criterion").replace_strict(order, return_dtype=pl.Int64)],
                     nulls_last=True)
@@ -474,7 +487,8 @@ def statistical_parity_difference(
     --------
     >>> import polars as pl
     >>> df = pl.DataFrame({"g": ["a", "a", "b", "b"], "y": [1, 0, 1, 0], "p": [1, 1, 1, 0]})
-    >>> statistical_parity_difference(df, y_true="y", y_pred="p", by="g", reference="b")["statistical_parity_difference"].to_list()
+    >>> out = statistical_parity_difference(df, y_true="y", y_pred="p", by="g", reference="b")
+    >>> out["statistical_parity_difference"].to_list()
     [0.5, 0.0]
     """
     return _criterion("statistical_parity_difference", data, by, reference, weighted,
@@ -493,7 +507,8 @@ def disparate_impact(
     --------
     >>> import polars as pl
     >>> df = pl.DataFrame({"g": ["a", "a", "b", "b"], "y": [1, 0, 1, 0], "p": [1, 0, 1, 1]})
-    >>> disparate_impact(df, y_true="y", y_pred="p", by="g", reference="b")["disparate_impact"].to_list()
+    >>> out = disparate_impact(df, y_true="y", y_pred="p", by="g", reference="b")
+    >>> out["disparate_impact"].to_list()
     [0.5, 1.0]
     """
     return _criterion("disparate_impact", data, by, reference, weighted, count_options)
@@ -511,7 +526,8 @@ def equal_opportunity_difference(
     --------
     >>> import polars as pl
     >>> df = pl.DataFrame({"g": ["a", "a", "b", "b"], "y": [1, 1, 1, 1], "p": [1, 0, 1, 1]})
-    >>> equal_opportunity_difference(df, y_true="y", y_pred="p", by="g", reference="b")["equal_opportunity_difference"].to_list()
+    >>> out = equal_opportunity_difference(df, y_true="y", y_pred="p", by="g", reference="b")
+    >>> out["equal_opportunity_difference"].to_list()
     [-0.5, 0.0]
     """
     return _criterion("equal_opportunity_difference", data, by, reference, weighted,
@@ -530,7 +546,8 @@ def predictive_equality_difference(
     --------
     >>> import polars as pl
     >>> df = pl.DataFrame({"g": ["a", "a", "b", "b"], "y": [0, 0, 0, 0], "p": [1, 0, 0, 0]})
-    >>> predictive_equality_difference(df, y_true="y", y_pred="p", by="g", reference="b")["predictive_equality_difference"].to_list()
+    >>> out = predictive_equality_difference(df, y_true="y", y_pred="p", by="g", reference="b")
+    >>> out["predictive_equality_difference"].to_list()
     [0.5, 0.0]
     """
     return _criterion("predictive_equality_difference", data, by, reference, weighted,
@@ -551,7 +568,8 @@ def equalized_odds_difference(
     --------
     >>> import polars as pl
     >>> df = pl.DataFrame({"g": ["a", "a", "b", "b"], "y": [1, 0, 1, 0], "p": [0, 1, 1, 0]})
-    >>> equalized_odds_difference(df, y_true="y", y_pred="p", by="g", reference="b")["equalized_odds_difference"].to_list()
+    >>> out = equalized_odds_difference(df, y_true="y", y_pred="p", by="g", reference="b")
+    >>> out["equalized_odds_difference"].to_list()
     [1.0, 0.0]
     """
     return _criterion("equalized_odds_difference", data, by, reference, weighted, count_options)
@@ -569,7 +587,8 @@ def accuracy_equality_difference(
     --------
     >>> import polars as pl
     >>> df = pl.DataFrame({"g": ["a", "a", "b", "b"], "y": [1, 0, 1, 0], "p": [0, 0, 1, 0]})
-    >>> accuracy_equality_difference(df, y_true="y", y_pred="p", by="g", reference="b")["accuracy_equality_difference"].to_list()
+    >>> out = accuracy_equality_difference(df, y_true="y", y_pred="p", by="g", reference="b")
+    >>> out["accuracy_equality_difference"].to_list()
     [-0.5, 0.0]
     """
     return _criterion("accuracy_equality_difference", data, by, reference, weighted,
@@ -589,7 +608,9 @@ def positive_predictive_parity_difference(
     --------
     >>> import polars as pl
     >>> df = pl.DataFrame({"g": ["a", "a", "b", "b"], "y": [1, 0, 1, 0], "p": [1, 1, 1, 0]})
-    >>> positive_predictive_parity_difference(df, y_true="y", y_pred="p", by="g", reference="b")["positive_predictive_parity_difference"].to_list()
+    >>> out = positive_predictive_parity_difference(df, y_true="y", y_pred="p", by="g",
+    ...                                             reference="b")
+    >>> out["positive_predictive_parity_difference"].to_list()
     [-0.5, 0.0]
     """
     return _criterion("positive_predictive_parity_difference", data, by, reference, weighted,
@@ -609,7 +630,9 @@ def negative_predictive_parity_difference(
     --------
     >>> import polars as pl
     >>> df = pl.DataFrame({"g": ["a", "a", "b", "b"], "y": [1, 0, 1, 0], "p": [0, 0, 1, 0]})
-    >>> negative_predictive_parity_difference(df, y_true="y", y_pred="p", by="g", reference="b")["negative_predictive_parity_difference"].to_list()
+    >>> out = negative_predictive_parity_difference(df, y_true="y", y_pred="p", by="g",
+    ...                                             reference="b")
+    >>> out["negative_predictive_parity_difference"].to_list()
     [-0.5, 0.0]
     """
     return _criterion("negative_predictive_parity_difference", data, by, reference, weighted,

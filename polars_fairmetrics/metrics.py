@@ -100,7 +100,8 @@ def _label_to_bool(expr: pl.Expr, role: str, pos: Label | None, neg: Label | Non
         mapping = spec.to_bool(s)
         if not mapping:
             return pl.Series(s.name, [None] * len(s), dtype=pl.Boolean)
-        return s.replace_strict(mapping, return_dtype=pl.Boolean)
+        out: pl.Series = s.replace_strict(mapping, return_dtype=pl.Boolean)
+        return out
 
     return expr.map_batches(convert, return_dtype=pl.Boolean, is_elementwise=True)
 
@@ -118,7 +119,8 @@ def _checked_weight(expr: pl.Expr) -> pl.Expr:
             raise InvalidWeightError(MSG_NONFINITE_WEIGHT.format(column=name, value=bad))
         if (f < 0).any():
             raise InvalidWeightError(MSG_NEGATIVE_WEIGHT.format(column=name, value=f.min()))
-        return f
+        out: pl.Series = f
+        return out
 
     return expr.map_batches(check, return_dtype=pl.Float64, is_elementwise=True)
 
@@ -726,17 +728,17 @@ def metrics_from_counts(
     >>> import polars as pl
     >>> t = pl.DataFrame({"g": ["a", "b"], "tp": [3, 0], "fp": [1, 0], "tn": [4, 5], "fn": [2, 0]})
     >>> metrics_from_counts(t, metrics=["tpr", "fpr"], long=True)
-    shape: (4, 5)
-    ┌─────┬────────────────────┬──────────┬─────────┬─────┐
-    │ g   ┆ metric             ┆ value    ┆ support ┆ n   │
-    │ --- ┆ ---                ┆ ---      ┆ ---     ┆ --- │
-    │ str ┆ str                ┆ f64      ┆ i64     ┆ i64 │
-    ╞═════╪════════════════════╪══════════╪═════════╪═════╡
-    │ a   ┆ true_positive_rate ┆ 0.6      ┆ 5       ┆ 10  │
-    │ a   ┆ false_positive_rate┆ 0.2      ┆ 5       ┆ 10  │
-    │ b   ┆ true_positive_rate ┆ null     ┆ 0       ┆ 5   │
-    │ b   ┆ false_positive_rate┆ 0.0      ┆ 5       ┆ 5   │
-    └─────┴────────────────────┴──────────┴─────────┴─────┘
+    shape: (4, 4)
+    ┌─────┬─────────────────────┬───────┬─────────┐
+    │ g   ┆ metric              ┆ value ┆ support │
+    │ --- ┆ ---                 ┆ ---   ┆ ---     │
+    │ str ┆ str                 ┆ f64   ┆ i64     │
+    ╞═════╪═════════════════════╪═══════╪═════════╡
+    │ a   ┆ true_positive_rate  ┆ 0.6   ┆ 5       │
+    │ a   ┆ false_positive_rate ┆ 0.2   ┆ 5       │
+    │ b   ┆ true_positive_rate  ┆ null  ┆ 0       │
+    │ b   ┆ false_positive_rate ┆ 0.0   ┆ 5       │
+    └─────┴─────────────────────┴───────┴─────────┘
     """
     columns = list(schema_of(counts).names())
     names = _metric_names(metrics)
@@ -744,9 +746,9 @@ def metrics_from_counts(
     c = Counts.from_columns(weighted=use_w)
     if not long:
         return counts.with_columns([METRICS[m].func(c).alias(m) for m in names])
-    keys = key_columns(columns)
+    keys: list[str] = key_columns(columns)
     int_c = Counts.from_columns()
-    sizes = ["n", "n_w"] if use_w else ["n"]
+    sizes: list[str] = ["n", "n_w"] if use_w else ["n"]
     if "n" not in columns:
         sizes = []
     structs = [
