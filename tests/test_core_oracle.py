@@ -12,6 +12,7 @@ import warnings
 import numpy as np
 import polars as pl
 import pytest
+from polars.testing import assert_frame_equal
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sklearn.metrics import (
@@ -264,8 +265,6 @@ def test_engines_agree(engine: str) -> None:
     assert isinstance(q, pl.LazyFrame)
     eager = pfm.disparities(df, y_true="y", y_score="s", threshold=[0.3, 0.6], by=["g", "h"],
                             weight="w", reference="rest")
-    from polars.testing import assert_frame_equal
-
     assert_frame_equal(q.collect(engine=engine), eager, check_row_order=False, rel_tol=1e-12)
 
 
@@ -339,3 +338,20 @@ def test_metrics_reference_page_is_current() -> None:
     assert metrics_reference_markdown() in page.read_text(encoding="utf-8"), (
         "docs/metrics.md is stale: run `python -m polars_fairmetrics._docgen > docs/metrics.md`"
     )
+
+
+def test_replicate_and_threshold_partitions_are_kept_apart() -> None:
+    """A count table with a ``replicate`` column: disparities are computed within each replicate."""
+    base = pl.DataFrame({"g": ["a", "b"], "tp": [3, 1], "fp": [1, 2], "tn": [4, 5], "fn": [2, 2]})
+    other = pl.DataFrame({"g": ["a", "b"], "tp": [0, 5], "fp": [0, 1], "tn": [9, 1], "fn": [1, 3]})
+    reps = pl.concat([base.with_columns(replicate=pl.lit(0)),
+                      other.with_columns(replicate=pl.lit(1))])
+    out = pfm.disparities(reps, by="g", metrics="tpr", reference="b")
+    for r, table in ((0, base), (1, other)):
+        alone = pfm.disparities(table, by="g", metrics="tpr", reference="b")
+        got = out.filter(pl.col("replicate") == r).drop("replicate")
+        assert_frame_equal(got, alone, rel_tol=1e-12)
+    # the reference must exist in every replicate
+    with pytest.raises(pfm.ReferenceGroupError, match="replicate"):
+        pfm.disparities(reps.filter(~((pl.col("replicate") == 1) & (pl.col("g") == "b"))),
+                        by="g", metrics="tpr", reference="b")
