@@ -154,9 +154,12 @@ def _make_reference_guard(reference: Reference, keys: list[str], partitions: lis
         if bad.height:
             groups = frame.select(keys).unique().sort(keys, nulls_last=True).rows()
             shown = ", ".join(repr(g[0] if len(g) == 1 else g) for g in groups[:20])
-            where = f"partition {bad.select(partitions).row(0)}" if partitions else "the data"
+            where = (
+                ", ".join(f"{k}={v!r}" for k, v in bad.select(partitions).row(0, named=True).items())
+                if partitions else "the data"
+            )
             raise ReferenceGroupError(
-                MSG_REFERENCE.format(value=reference, column=f"{keys} of {where}",
+                MSG_REFERENCE.format(value=reference, column=f"{keys} ({where})",
                                      available=shown)
             )
         return frame.drop("_pfm_has_ref")

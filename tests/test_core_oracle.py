@@ -12,9 +12,9 @@ import warnings
 import numpy as np
 import polars as pl
 import pytest
-from polars.testing import assert_frame_equal
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from polars.testing import assert_frame_equal
 from sklearn.metrics import (
     balanced_accuracy_score,
     confusion_matrix,
