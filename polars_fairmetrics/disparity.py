@@ -154,10 +154,8 @@ def _make_reference_guard(reference: Reference, keys: list[str], partitions: lis
         if bad.height:
             groups = frame.select(keys).unique().sort(keys, nulls_last=True).rows()
             shown = ", ".join(repr(g[0] if len(g) == 1 else g) for g in groups[:20])
-            where = (
-                ", ".join(f"{k}={v!r}" for k, v in bad.select(partitions).row(0, named=True).items())
-                if partitions else "the data"
-            )
+            first_bad = bad.select(partitions).row(0, named=True) if partitions else {}
+            where = ", ".join(f"{k}={v!r}" for k, v in first_bad.items()) or "the data"
             raise ReferenceGroupError(
                 MSG_REFERENCE.format(value=reference, column=f"{keys} ({where})",
                                      available=shown)
