@@ -17,26 +17,21 @@ from __future__ import annotations
 
 import difflib
 import functools
-import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import polars as pl
 
 from polars_fairmetrics._typing import FrameT, IntoExpr, Label
-from polars_fairmetrics._validate import LabelSpec, resolve_label_spec, schema_of
+from polars_fairmetrics._validate import check_weight_summary, schema_of
 from polars_fairmetrics.counts import (
     WEIGHTED_COUNT_COLUMNS,
     confusion_counts,
     count_columns,
     is_weighted,
 )
-from polars_fairmetrics.exceptions import (
-    MSG_NEGATIVE_WEIGHT,
-    MSG_NONFINITE_WEIGHT,
-    InvalidOptionError,
-    InvalidWeightError,
-)
+from polars_fairmetrics.exceptions import MSG_THIRD_LABEL, InvalidLabelError, InvalidOptionError
 
 __all__ = [
     "DEFAULT_METRICS",
@@ -86,43 +81,70 @@ def safe_div(numerator: pl.Expr, denominator: pl.Expr) -> pl.Expr:
     )
 
 
-def _label_to_bool(expr: pl.Expr, role: str, pos: Label | None, neg: Label | None) -> pl.Expr:
-    """Coerce a label expression to Boolean, validating its values batch by batch."""
-    name = expr.meta.output_name(raise_if_undetermined=False) or role
+def _row_labels(role: str, pos_label: Label | None,
+                neg_label: Label | None) -> tuple[Label, Label]:
+    """The positive and negative label of a row expression (its dtype is unknown when built).
 
-    def convert(s: pl.Series) -> pl.Series:
-        spec: LabelSpec = resolve_label_spec(pl.Schema({name: s.dtype}), name, role, pos, neg)
-        if spec.neg is None:
+    Numbers and Booleans: ``pos_label`` defaults to 1 (``True == 1``), ``neg_label`` to the other
+    of 0/1. Text labels need both ``pos_label`` and ``neg_label``.
+    """
+    if isinstance(pos_label, str) or isinstance(neg_label, str):
+        if not (isinstance(pos_label, str) and isinstance(neg_label, str)):
             raise InvalidOptionError(
-                f"column {name!r} ({role}) holds text labels: in an expression, pass both "
-                "pos_label= and neg_label= (or use confusion_counts, which infers the negative)"
+                f"{role}: text labels in an expression need both pos_label= and neg_label= "
+                "(confusion_counts infers the negative class from the data)"
             )
-        mapping = spec.to_bool(s)
-        if not mapping:
-            return pl.Series(s.name, [None] * len(s), dtype=pl.Boolean)
-        out: pl.Series = s.replace_strict(mapping, return_dtype=pl.Boolean)
-        return out
+        return pos_label, neg_label
+    pos: Label = 1 if pos_label is None else pos_label
+    if neg_label is not None:
+        return pos, neg_label
+    if pos in (0, 1):
+        return pos, 1 - int(pos)
+    raise InvalidOptionError(f"{role}: pos_label={pos!r} needs neg_label= in an expression")
 
-    return expr.map_batches(convert, return_dtype=pl.Boolean, is_elementwise=True)
+
+def _guard(diagnostics: pl.Expr, check: Callable[[dict[str, Any]], None]) -> pl.Expr:
+    """``True`` per group, or an error raised by ``check`` on the aggregated ``diagnostics``.
+
+    The rows are summarised by native aggregations; only the summary (one row per group) goes
+    through Python, so validating costs almost nothing.
+    """
+
+    def run(s: pl.Series) -> pl.Series:
+        for row in s.to_list():
+            check(row)
+        return pl.Series([True], dtype=pl.Boolean)
+
+    return diagnostics.map_batches(run, return_dtype=pl.Boolean, returns_scalar=True)
 
 
-def _checked_weight(expr: pl.Expr) -> pl.Expr:
-    """A weight expression as Float64, raising on negative, NaN or infinite values."""
-    name = expr.meta.output_name(raise_if_undetermined=False) or "weight"
+def _label_guard(raw: pl.Expr, role: str, pos: Label, neg: Label) -> pl.Expr:
+    name = raw.meta.output_name(raise_if_undetermined=False) or role
+    bad = raw.is_not_null() & (raw != pos) & (raw != neg)
+    diagnostics = pl.struct(
+        bad.sum().alias("n_bad"),
+        pl.when(bad).then(raw).min().cast(pl.String).alias("example"),
+    )
 
-    def check(s: pl.Series) -> pl.Series:
-        f = s.cast(pl.Float64)
-        if f.is_nan().any():
-            raise InvalidWeightError(MSG_NONFINITE_WEIGHT.format(column=name, value=math.nan))
-        if f.is_infinite().any():
-            bad = f.filter(f.is_infinite())[0]
-            raise InvalidWeightError(MSG_NONFINITE_WEIGHT.format(column=name, value=bad))
-        if (f < 0).any():
-            raise InvalidWeightError(MSG_NEGATIVE_WEIGHT.format(column=name, value=f.min()))
-        out: pl.Series = f
-        return out
+    def check(row: dict[str, Any]) -> None:
+        if row["n_bad"]:
+            raise InvalidLabelError(
+                MSG_THIRD_LABEL.format(column=name, role=role, value=row["example"], pos=pos,
+                                       neg=neg)
+            )
 
-    return expr.map_batches(check, return_dtype=pl.Float64, is_elementwise=True)
+    return _guard(diagnostics, check)
+
+
+def _weight_guard(w: pl.Expr) -> pl.Expr:
+    name = w.meta.output_name(raise_if_undetermined=False) or "weight"
+    f = w.cast(pl.Float64)
+    diagnostics = pl.struct(f.min().alias("min"), f.max().alias("max"), f.sum().alias("sum"))
+
+    def check(row: dict[str, Any]) -> None:
+        check_weight_summary(name, row["min"], row["max"], row["sum"])
+
+    return _guard(diagnostics, check)
 
 
 def _as_expr(x: IntoExpr) -> pl.Expr:
@@ -172,8 +194,10 @@ class Counts:
 
         Labels are Boolean, numeric 0/1 (or ``pos_label``/``neg_label``), or text with both
         ``pos_label`` and ``neg_label``; a third value raises :class:`InvalidLabelError` naming
-        the column. Rows with a null label, prediction or weight are left out (use
-        :func:`~polars_fairmetrics.confusion_counts` to have them counted and reported).
+        the column and the value, and negative, NaN or infinite weights raise
+        :class:`InvalidWeightError`. The checks run on per-group summaries (native aggregations),
+        so they cost almost nothing. Rows with a null label, prediction or weight are left out
+        (use :func:`~polars_fairmetrics.confusion_counts` to have them counted and reported).
 
         Examples
         --------
@@ -182,17 +206,23 @@ class Counts:
         >>> df.select(true_positive_rate(Counts.from_rows("pred", y_true="y", weight="w"))).item()
         0.25
         """
-        yt = _label_to_bool(_as_expr(y_true), "y_true", pos_label, neg_label)
-        yp = _label_to_bool(_as_expr(y_pred), "y_pred", pos_label, neg_label)
-        valid = yt.is_not_null() & yp.is_not_null()
+        yt_raw, yp_raw = _as_expr(y_true), _as_expr(y_pred)
+        pos_t, neg_t = _row_labels("y_true", pos_label, neg_label)
+        pos_p, neg_p = _row_labels("y_pred", pos_label, neg_label)
+        yt, yp = yt_raw == pos_t, yp_raw == pos_p
+        valid = yt_raw.is_not_null() & yp_raw.is_not_null()
+        ok = _label_guard(yt_raw, "y_true", pos_t, neg_t) & _label_guard(yp_raw, "y_pred", pos_p,
+                                                                          neg_p)
         if weight is None:
             def cell(mask: pl.Expr) -> pl.Expr:
-                return (mask & valid).fill_null(False).sum().cast(pl.Int64)
+                return pl.when(ok).then((mask & valid).fill_null(False).sum().cast(pl.Int64))
         else:
-            w = _checked_weight(_as_expr(weight))
+            w = _as_expr(weight).cast(pl.Float64)
+            ok = ok & _weight_guard(w)
+            valid = valid & w.is_not_null()
 
             def cell(mask: pl.Expr) -> pl.Expr:
-                return w.filter((mask & valid & w.is_not_null()).fill_null(False)).sum()
+                return pl.when(ok).then((w * (mask & valid).fill_null(False)).sum())
 
         return cls(tp=cell(yt & yp), fp=cell(~yt & yp), tn=cell(~yt & ~yp), fn=cell(yt & ~yp))
 
