@@ -32,7 +32,14 @@ import polars as pl
 from polars_fairmetrics.sampling import sample_ir_gr
 
 RATIOS = [0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.98, 0.99]
-CLASSIFIERS = ["RandomForest", "DecisionTree", "GaussianNB", "LogisticRegression", "KNeighbors", "MLP"]
+CLASSIFIERS = [
+    "RandomForest",
+    "DecisionTree",
+    "GaussianNB",
+    "LogisticRegression",
+    "KNeighbors",
+    "MLP",
+]
 PERF = ["balanced_accuracy", "g_mean", "recall", "f1"]
 FAIR = ["AE", "SP", "EO", "PE", "PPP", "NPP"]
 
@@ -167,7 +174,13 @@ PAPER_ROWS = {
 0.50 0.99 0.849 0.794 0.511 0.783 0.808
 """,
 }
-PAPER_CLASSIFIERS = ["RandomForest", "DecisionTree", "GaussianNB", "LogisticRegression", "KNeighbors"]
+PAPER_CLASSIFIERS = [
+    "RandomForest",
+    "DecisionTree",
+    "GaussianNB",
+    "LogisticRegression",
+    "KNeighbors",
+]
 
 
 def paper_frame() -> pl.DataFrame:
@@ -180,8 +193,13 @@ def paper_frame() -> pl.DataFrame:
                 rows.append((metric, float(ir), float(gr), clf, None if v == "-" else float(v)))
     return pl.DataFrame(
         rows,
-        schema=[("metric", pl.String), ("ir", pl.Float64), ("gr", pl.Float64),
-                ("classifier", pl.String), ("paper", pl.Float64)],
+        schema=[
+            ("metric", pl.String),
+            ("ir", pl.Float64),
+            ("gr", pl.Float64),
+            ("classifier", pl.String),
+            ("paper", pl.Float64),
+        ],
         orient="row",
     )
 
@@ -218,10 +236,15 @@ def _div(a: float, b: float) -> float:
 
 def scores(y: np.ndarray, pred: np.ndarray, prot: np.ndarray) -> dict[str, float]:
     """Performance on the whole test set and fairness = rate(protected) − rate(unprotected)."""
+
     def counts(mask: np.ndarray) -> tuple[int, int, int, int]:
         yy, pp = y[mask], pred[mask]
-        return (int(np.sum(yy & pp)), int(np.sum(~yy & pp)), int(np.sum(~yy & ~pp)),
-                int(np.sum(yy & ~pp)))
+        return (
+            int(np.sum(yy & pp)),
+            int(np.sum(~yy & pp)),
+            int(np.sum(~yy & ~pp)),
+            int(np.sum(yy & ~pp)),
+        )
 
     tp, fp, tn, fn = counts(np.ones_like(y))
     tpr, tnr = _div(tp, tp + fn), _div(tn, tn + fp)
@@ -261,8 +284,17 @@ def run(holdouts: int, seed: int, data: Path) -> pl.DataFrame:
     configs = configurations()
     t0 = time.perf_counter()
     for ci, (ir, gr) in enumerate(configs):
-        sub = sample_ir_gr(adult, y_true="income", group="sex", protected="Female", n=1100,
-                           ir=ir, gr=gr, seed=seed + ci, pos_label=">50K")
+        sub = sample_ir_gr(
+            adult,
+            y_true="income",
+            group="sex",
+            protected="Female",
+            n=1100,
+            ir=ir,
+            gr=gr,
+            seed=seed + ci,
+            pos_label=">50K",
+        )
         x = sub.select(features).to_pandas()
         y = (sub["income"] == ">50K").to_numpy()
         prot = (sub["sex"] == "Female").to_numpy()
@@ -270,10 +302,16 @@ def run(holdouts: int, seed: int, data: Path) -> pl.DataFrame:
             idx = np.arange(len(y))
             tr, te = train_test_split(idx, test_size=0.33, stratify=y, random_state=seed * 1000 + h)
             for name, model in make_models(seed + h).items():
-                pre = ColumnTransformer([
-                    ("cat", OneHotEncoder(handle_unknown="ignore", sparse_output=False), categorical),
-                    ("num", StandardScaler(), numeric),
-                ])
+                pre = ColumnTransformer(
+                    [
+                        (
+                            "cat",
+                            OneHotEncoder(handle_unknown="ignore", sparse_output=False),
+                            categorical,
+                        ),
+                        ("num", StandardScaler(), numeric),
+                    ]
+                )
                 pipe = make_pipeline(pre, model)
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
@@ -281,15 +319,21 @@ def run(holdouts: int, seed: int, data: Path) -> pl.DataFrame:
                     pred = np.asarray(pipe.predict(x.iloc[te])).astype(bool)
                 s = scores(y[te], pred, prot[te])
                 records.append({"ir": ir, "gr": gr, "holdout": h, "classifier": name, **s})
-        print(f"[{ci + 1}/{len(configs)}] IR={ir} GR={gr} done at {time.perf_counter() - t0:.0f}s",
-              flush=True)
+        print(
+            f"[{ci + 1}/{len(configs)}] IR={ir} GR={gr} done at {time.perf_counter() - t0:.0f}s",
+            flush=True,
+        )
     return pl.DataFrame(records).fill_nan(None)
 
 
 def summarise(results: pl.DataFrame) -> pl.DataFrame:
     metrics = PERF + FAIR
-    long = results.unpivot(index=["ir", "gr", "holdout", "classifier"], on=metrics,
-                           variable_name="metric", value_name="value")
+    long = results.unpivot(
+        index=["ir", "gr", "holdout", "classifier"],
+        on=metrics,
+        variable_name="metric",
+        value_name="value",
+    )
     return long.group_by("metric", "ir", "gr", "classifier").agg(
         pl.col("value").mean().alias("mean"),
         pl.col("value").std().alias("std"),
@@ -304,8 +348,9 @@ def _cell(mean: float | None, std: float | None) -> str:
     return f"{mean:.3f} ({0.0 if std is None else std:.3f})"
 
 
-def write_markdown(summary: pl.DataFrame, out: Path, holdouts: int, seed: int, elapsed: float,
-                   command: str) -> None:
+def write_markdown(
+    summary: pl.DataFrame, out: Path, holdouts: int, seed: int, elapsed: float, command: str
+) -> None:
     paper = paper_frame()
     both = summary.join(paper, on=["metric", "ir", "gr", "classifier"], how="left")
     lines = [
@@ -319,9 +364,14 @@ def write_markdown(summary: pl.DataFrame, out: Path, holdouts: int, seed: int, e
         "",
     ]
     for metric in PERF:
-        lines += [f"## {metric}", "", "| IR | GR | " + " | ".join(
-            f"{c} | paper" if c in PAPER_CLASSIFIERS else c for c in CLASSIFIERS) + " |",
-            "|" + "---|" * (2 + len(CLASSIFIERS) + len(PAPER_CLASSIFIERS))]
+        lines += [
+            f"## {metric}",
+            "",
+            "| IR | GR | "
+            + " | ".join(f"{c} | paper" if c in PAPER_CLASSIFIERS else c for c in CLASSIFIERS)
+            + " |",
+            "|" + "---|" * (2 + len(CLASSIFIERS) + len(PAPER_CLASSIFIERS)),
+        ]
         sub = both.filter(pl.col("metric") == metric)
         for ir, gr in configurations():
             cells = []
@@ -341,30 +391,45 @@ def write_markdown(summary: pl.DataFrame, out: Path, holdouts: int, seed: int, e
     diff = both.filter(pl.col("paper").is_not_null(), pl.col("mean").is_not_null()).with_columns(
         (pl.col("mean") - pl.col("paper")).alias("diff")
     )
-    agg = diff.group_by("metric", "classifier").agg(
-        pl.col("diff").mean().alias("mean_diff"), pl.col("diff").abs().max().alias("max_abs_diff"),
-        (pl.col("diff").abs() <= 2 * pl.col("std") / math.sqrt(holdouts)).mean().alias(
-            "share_within_2se"),
-    ).sort("metric", "classifier")
-    lines += ["## Differences to the paper (ours − paper, over the 29 subsets)", "",
-              "| metric | classifier | mean diff | max abs diff | share within 2 s.e. |",
-              "|---|---|---|---|---|"]
+    agg = (
+        diff.group_by("metric", "classifier")
+        .agg(
+            pl.col("diff").mean().alias("mean_diff"),
+            pl.col("diff").abs().max().alias("max_abs_diff"),
+            (pl.col("diff").abs() <= 2 * pl.col("std") / math.sqrt(holdouts))
+            .mean()
+            .alias("share_within_2se"),
+        )
+        .sort("metric", "classifier")
+    )
+    lines += [
+        "## Differences to the paper (ours − paper, over the 29 subsets)",
+        "",
+        "| metric | classifier | mean diff | max abs diff | share within 2 s.e. |",
+        "|---|---|---|---|---|",
+    ]
     for r in agg.iter_rows(named=True):
         share = r["share_within_2se"]
-        lines.append(f"| {r['metric']} | {r['classifier']} | {r['mean_diff']:+.3f} | "
-                     f"{r['max_abs_diff']:.3f} | {'–' if share is None else f'{share:.2f}'} |")
+        lines.append(
+            f"| {r['metric']} | {r['classifier']} | {r['mean_diff']:+.3f} | "
+            f"{r['max_abs_diff']:.3f} | {'–' if share is None else f'{share:.2f}'} |"
+        )
     lines += ["", "## Fairness measures (mean (std) over holdouts)", ""]
     for varied, fixed_col in (("ir", "gr"), ("gr", "ir")):
-        lines += [f"### varying {varied.upper()} ({fixed_col.upper()} = 0.5)", "",
-                  "| classifier | " + varied.upper() + " | " + " | ".join(FAIR) + " |",
-                  "|" + "---|" * (2 + len(FAIR))]
+        lines += [
+            f"### varying {varied.upper()} ({fixed_col.upper()} = 0.5)",
+            "",
+            "| classifier | " + varied.upper() + " | " + " | ".join(FAIR) + " |",
+            "|" + "---|" * (2 + len(FAIR)),
+        ]
         sub = summary.filter(pl.col(fixed_col) == 0.5)
         for c in CLASSIFIERS:
             for r in sorted(set(sub[varied].to_list())):
                 cells = []
                 for f in FAIR:
-                    x = sub.filter(pl.col("classifier") == c, pl.col(varied) == r,
-                                   pl.col("metric") == f)
+                    x = sub.filter(
+                        pl.col("classifier") == c, pl.col(varied) == r, pl.col("metric") == f
+                    )
                     if x.height == 0:
                         cells.append("")
                         continue
@@ -390,8 +455,10 @@ def main() -> None:
     if args.raw is not None:
         results.write_parquet(args.raw)
     elapsed = time.perf_counter() - t0
-    command = ("PYTHONPATH=. python benchmarks/case_study_adult.py "
-               f"--holdouts {args.holdouts} --seed {args.seed} --out {args.out}")
+    command = (
+        "PYTHONPATH=. python benchmarks/case_study_adult.py "
+        f"--holdouts {args.holdouts} --seed {args.seed} --out {args.out}"
+    )
     write_markdown(summarise(results), args.out, args.holdouts, args.seed, elapsed, command)
     print(f"wrote {args.out} in {elapsed:.0f}s")
 

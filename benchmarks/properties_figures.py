@@ -30,13 +30,22 @@ def main() -> None:
     plot_perfect_fairness(a.by_ir, a.by_gr).savefig(OUT / "properties_perfect.png", dpi=90)
     plot_undefined(a.by_ir, a.by_gr).savefig(OUT / "properties_undefined.png", dpi=90)
     table = properties_table(a.properties)
-    with pl.Config(tbl_formatting="MARKDOWN", tbl_hide_dataframe_shape=True,
-                   tbl_hide_column_data_types=True, fmt_str_lengths=300, tbl_width_chars=2000,
-                   tbl_rows=100, tbl_cols=20):
+    with pl.Config(
+        tbl_formatting="MARKDOWN",
+        tbl_hide_dataframe_shape=True,
+        tbl_hide_column_data_types=True,
+        fmt_str_lengths=300,
+        tbl_width_chars=2000,
+        tbl_rows=100,
+        tbl_cols=20,
+    ):
         print(table.drop("rule"))
         print(a.properties.select("property", "measure", "evidence"))
-        print(a.resolution.pivot(on="measure", index=["positives", "protected"],
-                                 values="distinct_values"))
+        print(
+            a.resolution.pivot(
+                on="measure", index=["positives", "protected"], values="distinct_values"
+            )
+        )
 
 
 if __name__ == "__main__":
