@@ -30,6 +30,7 @@ CONFIG_KEYS: dict[str, tuple[tuple[type, ...], str]] = {
     "y_pred": (_STR, "predicted-label column"),
     "y_score": (_STR, "score column (with threshold)"),
     "threshold": ((int, float), "decision threshold for y_score"),
+    "score_bounds": ((str, list), "allowed score range [low, high], or 'none'"),
     "by": ((str, list), "protected attribute column(s)"),
     "weight": (_STR, "sample-weight column"),
     "reference": ((str, int, float, bool, dict),
@@ -75,6 +76,12 @@ def _check(key: str, value: Any, path: str) -> None:
         raise ConfigError(f"config {path}: key {key!r} must be {meaning}, got {value!r}")
     if not isinstance(value, types):
         raise ConfigError(f"config {path}: key {key!r} must be {meaning}, got {value!r}")
+    if key == "score_bounds" and isinstance(value, list):
+        if len(value) != 2 or not all(isinstance(v, (int, float)) and not isinstance(v, bool)
+                                      for v in value):
+            raise ConfigError(f"config {path}: key 'score_bounds' must be [low, high], got "
+                              f"{value!r}")
+        return
     if isinstance(value, list) and not all(isinstance(v, str) for v in value):
         raise ConfigError(f"config {path}: key {key!r} must be a list of strings, got {value!r}")
     if isinstance(value, dict) and not all(isinstance(v, _LABEL) for v in value.values()):

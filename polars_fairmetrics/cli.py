@@ -167,6 +167,25 @@ def _coerce_label(value: Any, dtype: pl.DataType | None) -> Any:
     return value
 
 
+def _parse_bounds(value: Any) -> tuple[float, float] | None:
+    """``--score-bounds LOW,HIGH`` or ``none`` (config: a two-number list or "none")."""
+    if value is None:
+        return (0.0, 1.0)
+    if isinstance(value, str):
+        if value.strip().lower() == "none":
+            return None
+        parts = value.split(",")
+    else:
+        parts = list(value)
+    try:
+        low, high = (float(x) for x in parts)
+    except (TypeError, ValueError):
+        raise CliError(f"--score-bounds {value!r}: expected LOW,HIGH or none") from None
+    if not low < high:
+        raise CliError(f"--score-bounds {value!r}: LOW must be below HIGH")
+    return (low, high)
+
+
 def _parse_reference(values: Sequence[str] | str | dict[str, Any] | None,
                      by: Sequence[str]) -> Any:
     """``--reference VALUE`` (one attribute), ``--reference attr=VALUE`` (repeated), or a word."""
@@ -203,7 +222,8 @@ def _parse_reference(values: Sequence[str] | str | dict[str, Any] | None,
 def _options(args: argparse.Namespace) -> dict[str, Any]:
     """Flags over the config file's options (flags win; gates add up)."""
     cfg: dict[str, Any] = load_config(args.config) if args.config else {}
-    flag_keys = ("input", "input_format", "y_true", "y_pred", "y_score", "threshold", "by",
+    flag_keys = ("input", "input_format", "y_true", "y_pred", "y_score", "threshold",
+                 "score_bounds", "by",
                  "weight", "reference", "pos_label", "neg_label", "metrics", "criteria",
                  "format", "output")
     opts = dict(cfg)
@@ -265,6 +285,7 @@ def _report(args: argparse.Namespace) -> int:
             metrics=opts.get("metrics"),
             criteria=opts.get("criteria"),
             intersectional=bool(opts.get("intersectional", False)),
+            score_bounds=_parse_bounds(opts.get("score_bounds")),
             engine="streaming",
             source=str(opts["input"]),
         )
@@ -393,6 +414,8 @@ def build_parser() -> argparse.ArgumentParser:
     rep.add_argument("--threshold", type=float, help="predict positive when score >= T")
     rep.add_argument("--by", action="append", metavar="COL",
                      help="protected attribute column (repeat for several)")
+    rep.add_argument("--score-bounds", dest="score_bounds", metavar="LOW,HIGH",
+                     help="allowed score range (default 0,1; 'none': any finite score)")
     rep.add_argument("--intersectional", action="store_true",
                      help="audit the combinations of the --by columns")
     rep.add_argument("--weight", metavar="COL", help="sample-weight column")
