@@ -541,7 +541,23 @@ def _count_table(lf: pl.LazyFrame, opts: AuditOptions, *, score_bounds: tuple[fl
         counts = counts.select(pl.lit(" & ".join(by)).alias("attribute"),
                                label.alias("group"), pl.all().exclude(by))
     else:
+        # by columns named like the output's attribute / group columns are counted under a
+        # temporary name, and reported under their own
+        names = set(lf.collect_schema().names())
+        renamed: dict[str, str] = {}
+        for col in by:
+            if col in ("attribute", "group"):
+                tmp = f"{col}_"
+                while tmp in names or tmp in by:
+                    tmp += "_"
+                renamed[col] = tmp
+        if renamed:
+            lf = lf.rename(renamed)
+            by = [renamed.get(c, c) for c in by]
         counts = confusion_counts(lf, by=by, separately=True, **kw)
+        if renamed:
+            back = {v: k for k, v in renamed.items()}
+            counts = counts.with_columns(pl.col("attribute").replace(back))
     table = counts.collect(engine=engine)
     if "threshold" in table.columns:  # one threshold: recorded in the inputs
         table = table.drop("threshold")

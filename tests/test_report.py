@@ -486,3 +486,17 @@ def test_report_access() -> None:
 def test_errors_are_fairmetrics_errors() -> None:
     with pytest.raises(FairMetricsError):
         audit(_frame(0), y_true="y", y_pred="p", by="g", reference="zz")
+
+
+def test_by_columns_named_group_or_attribute() -> None:
+    df = _frame(10).rename({"g": "group", "s": "attribute"})
+    r = audit(df.lazy(), y_true="y", y_pred="p", by=["group", "attribute"],
+              reference={"group": "a", "attribute": "M"})
+    assert r["groups"]["attribute"].unique(maintain_order=True).to_list() == ["group",
+                                                                             "attribute"]
+    plain = audit(_frame(10), y_true="y", y_pred="p", by=["g", "s"],
+                  reference={"g": "a", "s": "M"})
+    renamed = {"group": "g", "attribute": "s"}
+    assert_frame_equal(
+        r["criteria"].with_columns(pl.col("attribute").replace(renamed)),
+        plain["criteria"], check_row_order=False)
