@@ -30,7 +30,16 @@ import polars as pl
 if TYPE_CHECKING:
     from polars_fairmetrics.report import Report, Section
 
-__all__ = ["PLOTTERS", "available", "curve_svg", "histogram_svg", "section_figures"]
+__all__ = [
+    "PLOTTERS",
+    "available",
+    "binned_histogram_svg",
+    "curve_svg",
+    "forest_svg",
+    "histogram_svg",
+    "metric_bars_svg",
+    "section_figures",
+]
 
 FOUR_FIFTHS: tuple[float, float] = (0.8, 1.25)
 """The four-fifths band of disparate impact (and its inverse)."""
@@ -208,6 +217,27 @@ def histogram_svg(table: pl.DataFrame, *, value: str, title: str, group: str | N
             ax.hist(part[value].drop_nulls().to_list(), bins=bins, alpha=0.5, label=_label(g))
         ax.legend(fontsize=7)
     ax.set_xlabel(_label(value).replace("_", " "))
+    ax.set_ylabel("count")
+    ax.set_title(_label(title), fontsize=10)
+    return _svg(fig)
+
+
+def binned_histogram_svg(table: pl.DataFrame, *, left: str, right: str, count: str,
+                         title: str, xlabel: str, group: str | None = None) -> str:
+    """Histogram from pre-binned counts (bins ``[left, right)`` and their ``count``), one
+    outline per ``group`` when given: stability histograms kept small in the report's tables."""
+    fig = _figure(5.0, 3.4)
+    ax = fig.add_subplot()
+    parts = ([(None, table)] if group is None
+             else [(g, part) for (g,), part in table.group_by(group, maintain_order=True)])
+    for g, part in parts:
+        part = part.sort(left)
+        edges = [*part[left].to_list(), part[right].to_list()[-1]] if part.height else []
+        if edges:
+            ax.stairs(part[count].to_list(), edges, label=None if g is None else _label(g))
+    if group is not None:
+        ax.legend(fontsize=7)
+    ax.set_xlabel(_label(xlabel))
     ax.set_ylabel("count")
     ax.set_title(_label(title), fontsize=10)
     return _svg(fig)

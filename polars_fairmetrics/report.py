@@ -29,7 +29,7 @@ import polars as pl
 
 from polars_fairmetrics._typing import ColumnNames, Label
 from polars_fairmetrics._validate import as_list, schema_of
-from polars_fairmetrics.counts import confusion_counts
+from polars_fairmetrics.counts import confusion_counts, count_columns
 from polars_fairmetrics.disparity import CRITERIA, between_groups, disparities, fairness_criteria
 from polars_fairmetrics.exceptions import InvalidOptionError
 from polars_fairmetrics.metrics import METRICS, metrics_from_counts, resolve_metric
@@ -534,31 +534,27 @@ def _count_table(lf: pl.LazyFrame, opts: AuditOptions, *, score_bounds: tuple[fl
         "neg_label": opts.neg_label, "score_bounds": score_bounds,
     }
     by = list(opts.by)
+    # one scan: the intersectional table of all by columns (small), collected; each attribute's
+    # own table is then a sum over the others, in memory (confusion_counts(separately=True)
+    # would plan one scan per attribute)
+    inter = confusion_counts(lf, by=by, **kw).collect(engine=engine)
+    sums = count_columns(inter.columns)
     if opts.intersectional and len(by) > 1:
-        counts = confusion_counts(lf, by=by, **kw)
         label = pl.concat_str([pl.col(k).cast(pl.String).fill_null("null") for k in by],
                               separator=" & ")
-        counts = counts.select(pl.lit(" & ".join(by)).alias("attribute"),
-                               label.alias("group"), pl.all().exclude(by))
+        table = inter.select(pl.lit(" & ".join(by)).alias("attribute"), label.alias("group"),
+                             pl.all().exclude(by))
     else:
-        # by columns named like the output's attribute / group columns are counted under a
-        # temporary name, and reported under their own
-        names = set(lf.collect_schema().names())
-        renamed: dict[str, str] = {}
-        for col in by:
-            if col in ("attribute", "group"):
-                tmp = f"{col}_"
-                while tmp in names or tmp in by:
-                    tmp += "_"
-                renamed[col] = tmp
-        if renamed:
-            lf = lf.rename(renamed)
-            by = [renamed.get(c, c) for c in by]
-        counts = confusion_counts(lf, by=by, separately=True, **kw)
-        if renamed:
-            back = {v: k for k, v in renamed.items()}
-            counts = counts.with_columns(pl.col("attribute").replace(back))
-    table = counts.collect(engine=engine)
+        extra_keys = [c for c in inter.columns if c not in by and c not in sums]  # threshold
+        parts = [
+            inter.group_by([attr, *extra_keys])
+            .agg(pl.col(sums).sum())
+            .sort([attr, *extra_keys], nulls_last=True)
+            .select(pl.lit(attr).alias("attribute"), pl.col(attr).cast(pl.String).alias("group"),
+                    *extra_keys, *sums)
+            for attr in by
+        ]
+        table = pl.concat(parts, how="vertical")
     if "threshold" in table.columns:  # one threshold: recorded in the inputs
         table = table.drop("threshold")
     return table

@@ -500,3 +500,21 @@ def test_by_columns_named_group_or_attribute() -> None:
     assert_frame_equal(
         r["criteria"].with_columns(pl.col("attribute").replace(renamed)),
         plain["criteria"], check_row_order=False)
+
+
+def test_plot_building_blocks_for_later_sections() -> None:
+    curve = pl.DataFrame({"group": ["a", "a", "a", EVIL, EVIL, EVIL],
+                          "false_positive_rate": [0.0, 0.5, 1.0] * 2,
+                          "true_positive_rate": [0.0, 0.7, 1.0, 0.0, 0.4, 1.0]})
+    svg = plot.curve_svg(curve, x="false_positive_rate", y="true_positive_rate",
+                         title="ROC by g", diagonal=True)
+    assert svg.startswith("<svg") and EVIL not in svg and _external_refs(svg) == []
+    raw = pl.DataFrame({"group": ["a"] * 5 + ["b"] * 5,
+                        "label_stability": [0.1, 0.5, 0.9, 1.0, 1.0] * 2})
+    assert plot.histogram_svg(raw, value="label_stability", title="t", group="group",
+                              bins=5).startswith("<svg")
+    binned = pl.DataFrame({"group": ["a", "a", "b", "b"], "left": [0.0, 0.5] * 2,
+                           "right": [0.5, 1.0] * 2, "count": [3, 7, 5, 5]})
+    assert plot.binned_histogram_svg(binned, left="left", right="right", count="count",
+                                     title="t", xlabel="label stability",
+                                     group="group").startswith("<svg")
