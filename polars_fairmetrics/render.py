@@ -267,23 +267,31 @@ def write_parquet(report: Report, directory: str | Path) -> list[Path]:
 # ---------------------------------------------------------------------------------------------
 
 
-def _inputs_lines(report: Report) -> list[str]:
+def _inputs_pairs(report: Report) -> list[tuple[str, str]]:
     i = report.inputs
     pred = i.get("y_pred") or f"{i.get('y_score')} >= {i.get('threshold')}"
     ref = i.get("reference")
     ref_text = (", ".join(f"{k} = {v}" for k, v in ref.items()) if isinstance(ref, dict)
                 else str(ref))
-    lines = [
-        f"source: {i.get('source') or '(a frame)'}",
-        f"y_true: {i.get('y_true')}   prediction: {pred}"
-        + (f"   weight: {i['weight']}" if i.get("weight") else ""),
-        f"groups: {', '.join(i.get('by', []))}"
-        + ("  (intersectional)" if i.get("intersectional") else "")
-        + f"   reference: {ref_text}",
-        f"rows: {i.get('n_rows')} ({i.get('n_counted')} counted, {i.get('n_null')} with a null "
-        "value left out)",
+    pairs = [
+        ("source", str(i.get("source") or "(a frame)")),
+        ("true label", str(i.get("y_true"))),
+        ("prediction", str(pred)),
     ]
-    return lines
+    if i.get("weight"):
+        pairs.append(("weight", str(i["weight"])))
+    pairs += [
+        ("groups", ", ".join(i.get("by", [])) + (" (intersectional)"
+                                                 if i.get("intersectional") else "")),
+        ("reference", ref_text),
+        ("rows", f"{i.get('n_rows')} ({i.get('n_counted')} counted, {i.get('n_null')} with a "
+                 "null value left out)"),
+    ]
+    return pairs
+
+
+def _inputs_lines(report: Report) -> list[str]:
+    return [f"{k}: {v}" for k, v in _inputs_pairs(report)]
 
 
 def render_terminal(report: Report, *, width: int | None = None) -> str:
@@ -398,11 +406,9 @@ def render_html(report: Report, path: str | Path | None = None, *, plots: bool =
         if not plot_ok:
             plot_note = MISSING_PLOT_NOTE
     parts: list[str] = ["<h1>Fairness audit</h1>"]
-    inputs = pl.DataFrame({"": ["source", "prediction", "groups", "rows"],
-                           " ": [line.split(": ", 1)[1] for line in
-                                 [_inputs_lines(report)[0], _inputs_lines(report)[1],
-                                  _inputs_lines(report)[2], _inputs_lines(report)[3]]]})
-    parts.append(_html_table(inputs, "inputs"))
+    rows = "".join(f"<tr><th>{_h(k)}</th><td>{_h(v)}</td></tr>"
+                   for k, v in _inputs_pairs(report))
+    parts.append(f'<table class="inputs"><tbody>{rows}</tbody></table>')
     for n in [*report.notes, *([plot_note] if plot_note else [])]:
         parts.append(f'<p class="note">{_h(n)}</p>')
     for s in report.sections.values():
