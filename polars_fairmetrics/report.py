@@ -347,7 +347,7 @@ def _disparity_metrics(opts: AuditOptions) -> list[str]:
 def _disparities_section(ctx: AuditContext) -> Section:
     table = disparities(ctx.counts, by="group", metrics=_disparity_metrics(ctx.options),
                         reference=_core_reference(ctx.options.reference))
-    table = _label_reference(table, ctx.options.reference)
+    table = _in_attribute_order(_label_reference(table, ctx.options.reference), ctx)
     return Section(
         "disparities",
         "Disparities against the reference",
@@ -360,7 +360,7 @@ def _disparities_section(ctx: AuditContext) -> Section:
 def _criteria_section(ctx: AuditContext) -> Section:
     table = fairness_criteria(ctx.counts, by="group", criteria=list(ctx.options.criteria),
                               reference=_core_reference(ctx.options.reference))
-    table = _label_reference(table, ctx.options.reference)
+    table = _in_attribute_order(_label_reference(table, ctx.options.reference), ctx)
     return Section(
         "criteria",
         "Fairness criteria",
@@ -373,6 +373,7 @@ def _criteria_section(ctx: AuditContext) -> Section:
 
 def _between_section(ctx: AuditContext) -> Section:
     table = between_groups(ctx.counts, by="group", metrics=list(ctx.options.metrics))
+    table = _in_attribute_order(table, ctx)
     return Section(
         "between_groups",
         "Between groups",
@@ -465,6 +466,13 @@ def _reference_text(reference: str | dict[str, str]) -> str:
 def _core_reference(reference: str | dict[str, str]) -> Any:
     """The reference as the core functions take it (a mapping {attribute: group} or a word)."""
     return reference
+
+
+def _in_attribute_order(table: pl.DataFrame, ctx: AuditContext) -> pl.DataFrame:
+    """Rows in the order of the audit's attributes (the core sorts partitions by name)."""
+    order = {a: i for i, a in enumerate(dict.fromkeys(ctx.counts["attribute"].to_list()))}
+    key = pl.col("attribute").replace_strict(order, return_dtype=pl.Int64)
+    return table.sort(key, maintain_order=True)
 
 
 def _label_reference(table: pl.DataFrame, reference: str | dict[str, str]) -> pl.DataFrame:

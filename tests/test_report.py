@@ -518,3 +518,15 @@ def test_plot_building_blocks_for_later_sections() -> None:
     assert plot.binned_histogram_svg(binned, left="left", right="right", count="count",
                                      title="t", xlabel="label stability",
                                      group="group").startswith("<svg")
+
+
+def test_sections_follow_the_attribute_order_and_typed_references() -> None:
+    df = pl.DataFrame({"k": [1, 1, 2, 2, None], "b": [True, False, True, False, True],
+                       "y": [1, 0, 1, 0, 1], "p": [1, 1, 0, 0, 1]})
+    r = audit(df, y_true="y", y_pred="p", by=["k", "b"], reference={"k": 2, "b": True})
+    assert r.inputs["reference"] == {"k": "2", "b": "true"}
+    for name in ("groups", "metrics", "disparities", "criteria", "between_groups"):
+        assert r[name]["attribute"].unique(maintain_order=True).to_list() == ["k", "b"], name
+    di = r["criteria"].filter(pl.col("criterion") == "disparate_impact")
+    assert di["group"].to_list() == ["1", "2", None, "false", "true"]
+    assert di["value"].to_list()[:2] == [None, None]  # the reference k = 2 selects nobody
