@@ -442,6 +442,7 @@ def test_html_is_self_contained_and_escapes_data(tmp_path: Path) -> None:
     assert not {"script", "img", "b"} & set(parser.tags)
     assert html_escape(EVIL) in page
     assert page.count("<svg") == 2  # bars of the metrics, forest plot of the criteria
+    assert "four-fifths band" in page
     fragment = r._repr_html_()
     assert EVIL not in fragment and _external_refs(fragment) == []
 
