@@ -531,3 +531,21 @@ def test_sections_follow_the_attribute_order_and_typed_references() -> None:
     di = r["criteria"].filter(pl.col("criterion") == "disparate_impact")
     assert di["group"].to_list() == ["1", "2", None, "false", "true"]
     assert di["value"].to_list()[:2] == [None, None]  # the reference k = 2 selects nobody
+
+
+def test_audit_scans_the_input_once(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    path = tmp_path / "rows.parquet"
+    _frame(12, weighted=True).write_parquet(path)
+    scans: list[int] = []
+    original = pl.LazyFrame.collect
+
+    def counting(self: pl.LazyFrame, *args: Any, **kwargs: Any) -> Any:
+        plan = self.explain(optimized=True)
+        if "rows.parquet" in plan:  # a query reading the input (not a small in-memory table)
+            scans.append(plan.count("Parquet SCAN"))
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(pl.LazyFrame, "collect", counting)
+    audit(pl.scan_parquet(path), y_true="y", y_pred="p", by=["g", "s"], weight="w",
+          reference="rest")
+    assert scans == [1]  # one collect reading the file, with one scan in its plan
