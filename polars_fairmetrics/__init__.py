@@ -40,6 +40,7 @@ from polars_fairmetrics.metrics import (
     metrics_from_counts,
     safe_div,
 )
+from polars_fairmetrics.report import Report, audit
 
 __all__ = [
     "CRITERIA",
@@ -54,7 +55,9 @@ __all__ = [
     "InvalidThresholdError",
     "InvalidWeightError",
     "ReferenceGroupError",
+    "Report",
     "accuracy_equality_difference",
+    "audit",
     "between_groups",
     "combine_counts",
     "confusion_counts",

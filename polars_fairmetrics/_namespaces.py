@@ -7,14 +7,15 @@ registers them. Type checkers do not see custom namespaces: the functions are th
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Generic
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Generic, Literal
 
 import polars as pl
 
 from polars_fairmetrics import counts as _counts
 from polars_fairmetrics import disparity as _disparity
 from polars_fairmetrics import metrics as _metrics
+from polars_fairmetrics import report as _report
 from polars_fairmetrics._typing import ColumnNames, FrameT, IntoExpr, Label
 from polars_fairmetrics.disparity import CountOptions, Reference
 
@@ -289,6 +290,26 @@ class _FrameNamespace(Generic[FrameT]):
         """:func:`polars_fairmetrics.negative_predictive_parity_difference` of this frame."""
         return _disparity.negative_predictive_parity_difference(
             self._frame, by=by, reference=reference, weighted=weighted, **count_options)
+
+    def audit(
+        self, *, y_true: str, y_pred: str | None = None, y_score: str | None = None,
+        threshold: float | None = None, by: ColumnNames, weight: str | None = None,
+        reference: _report.Reference = "overall", pos_label: Label | None = None,
+        neg_label: Label | None = None, metrics: str | Sequence[str] | None = None,
+        criteria: Sequence[str] | None = None, intersectional: bool = False,
+        score_bounds: tuple[float, float] | None = (0.0, 1.0),
+        engine: Literal["auto", "in-memory", "streaming"] = "auto", source: str | None = None,
+        extra_sections: Sequence[_report.SectionBuilder] = (),
+        extra: Mapping[str, Any] | None = None,
+    ) -> _report.Report:
+        """:func:`polars_fairmetrics.audit` of this frame (collects: it is a report)."""
+        return _report.audit(
+            self._frame, y_true=y_true, y_pred=y_pred, y_score=y_score, threshold=threshold,
+            by=by, weight=weight, reference=reference, pos_label=pos_label,
+            neg_label=neg_label, metrics=metrics, criteria=criteria,
+            intersectional=intersectional, score_bounds=score_bounds, engine=engine,
+            source=source, extra_sections=extra_sections, extra=extra,
+        )
 
 
 @pl.api.register_lazyframe_namespace("fair")

@@ -1,19 +1,35 @@
 """Command-line interface: ``polars-fairmetrics`` (also ``python -m polars_fairmetrics``).
 
-Errors from user input print one line on stderr and exit with status 2; never a traceback.
+Subcommands:
+
+- ``report PATH``: audit a parquet / CSV / IPC file, a glob or a hive-partitioned folder
+  (streaming, one scan), render it (terminal, JSON, Markdown, HTML, Parquet) and check the
+  ``--fail-if`` gates. Options as flags or in a TOML file (``--config``); flags win.
+- ``demo``: audit the embedded COMPAS data (``--html report.html`` writes the HTML report).
+
+Exit status: 0 success, 1 a ``--fail-if`` gate failed, 2 a usage or input error. Errors from user
+input print one line on stderr, never a traceback.
 """
 
 from __future__ import annotations
 
 import argparse
+import glob
+import os
 import sys
-from collections.abc import Sequence
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, NoReturn, TextIO
 
 import polars as pl
 
+from polars_fairmetrics._config import load_config
 from polars_fairmetrics.datasets import load_compas
 from polars_fairmetrics.disparity import disparities, fairness_criteria
-from polars_fairmetrics.exceptions import FairMetricsError
+from polars_fairmetrics.exceptions import FairMetricsError, InvalidOptionError
 from polars_fairmetrics.metrics import group_metrics
 
 DEMO_METRICS = (
@@ -24,6 +40,282 @@ DEMO_METRICS = (
     "false_positive_rate",
     "positive_predictive_value",
 )
+
+FORMATS = ("terminal", "json", "markdown", "html", "parquet")
+EXIT_OK, EXIT_GATE, EXIT_ERROR = 0, 1, 2
+
+
+class CliError(FairMetricsError):
+    """A command-line mistake (bad flag combination, unreadable input)."""
+
+
+# ---------------------------------------------------------------------------------------------
+# Progress on stderr (only on a terminal)
+# ---------------------------------------------------------------------------------------------
+
+
+@contextmanager
+def progress(label: str, *, enabled: bool | None = None,
+             stream: TextIO | None = None) -> Iterator[None]:
+    """Show ``label`` and the elapsed time on stderr while the block runs.
+
+    Quiet unless the stream is a terminal (or ``enabled=True``): logs of batch jobs stay clean.
+    """
+    out = stream if stream is not None else sys.stderr
+    on = out.isatty() if enabled is None else enabled
+    if not on:
+        yield
+        return
+    done = threading.Event()
+    start = time.perf_counter()
+    frames = "|/-\\"
+
+    def spin() -> None:
+        i = 0
+        while not done.wait(0.1):
+            out.write(f"\r{frames[i % 4]} {label} {time.perf_counter() - start:5.1f}s")
+            out.flush()
+            i += 1
+
+    thread = threading.Thread(target=spin, daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        done.set()
+        thread.join()
+        out.write(f"\r{label}: done in {time.perf_counter() - start:.1f}s\n")
+        out.flush()
+
+
+# ---------------------------------------------------------------------------------------------
+# Input
+# ---------------------------------------------------------------------------------------------
+
+_SUFFIXES = {
+    ".parquet": "parquet", ".pq": "parquet",
+    ".csv": "csv", ".tsv": "csv", ".txt": "csv",
+    ".ipc": "ipc", ".arrow": "ipc", ".feather": "ipc",
+}
+
+
+def scan_input(path: str, input_format: str | None = None) -> pl.LazyFrame:
+    """A LazyFrame over a file, a glob or a (hive-partitioned) folder; nothing is read yet."""
+    is_glob = any(ch in path for ch in "*?[")
+    p = Path(path)
+    fmt = input_format
+    if fmt is not None and fmt not in ("parquet", "csv", "ipc"):
+        raise CliError(f"--input-format {fmt!r} is not one of parquet, csv, ipc")
+    if not is_glob and not p.exists():
+        raise CliError(f"input {path!r} does not exist")
+    source: str = path
+    if p.is_dir():
+        fmt = fmt or _folder_format(p)
+        ext = {"parquet": "parquet", "csv": "csv", "ipc": "ipc"}[fmt]
+        source = str(p / "**" / f"*.{ext}")
+        if not glob.glob(source, recursive=True) and fmt == "ipc":
+            source = str(p / "**" / "*.arrow")
+    elif fmt is None:
+        fmt = _SUFFIXES.get(Path(path.rstrip("*")).suffix.lower()) or _SUFFIXES.get(
+            os.path.splitext(path)[1].lower())
+        if fmt is None:
+            raise CliError(
+                f"cannot tell the format of {path!r} from its name; pass --input-format "
+                "parquet, csv or ipc")
+    if is_glob or p.is_dir():
+        if not glob.glob(source, recursive=True):
+            raise CliError(f"no {fmt} file matches {path!r}")
+    hive = is_glob or p.is_dir()
+    if fmt == "parquet":
+        return pl.scan_parquet(source, hive_partitioning=hive)
+    if fmt == "ipc":
+        return pl.scan_ipc(source, hive_partitioning=hive)
+    sep = "\t" if source.lower().endswith(".tsv") else ","
+    return pl.scan_csv(source, separator=sep)  # CSV: no hive partitions in Polars' reader
+
+
+def _folder_format(folder: Path) -> str:
+    for fmt, exts in (("parquet", ("parquet", "pq")), ("csv", ("csv",)),
+                      ("ipc", ("ipc", "arrow", "feather"))):
+        for ext in exts:
+            if next(folder.rglob(f"*.{ext}"), None) is not None:
+                return fmt
+    raise CliError(f"folder {str(folder)!r} holds no parquet, csv or ipc file")
+
+
+def _coerce_label(value: Any, dtype: pl.DataType | None) -> Any:
+    """A label given as text on the command line, as the label column's type."""
+    if not isinstance(value, str) or dtype is None:
+        return value
+    if dtype == pl.Boolean:
+        low = value.lower()
+        if low in ("true", "1"):
+            return True
+        if low in ("false", "0"):
+            return False
+        raise CliError(f"label {value!r} is not a Boolean (true/false)")
+    if dtype.is_integer():
+        try:
+            return int(value)
+        except ValueError:
+            raise CliError(f"label {value!r} is not an integer, as the label column is") from None
+    if dtype.is_float():
+        try:
+            return float(value)
+        except ValueError:
+            raise CliError(f"label {value!r} is not a number, as the label column is") from None
+    return value
+
+
+def _parse_bounds(value: Any) -> tuple[float, float] | None:
+    """``--score-bounds LOW,HIGH`` or ``none`` (config: a two-number list or "none")."""
+    if value is None:
+        return (0.0, 1.0)
+    if isinstance(value, str):
+        if value.strip().lower() == "none":
+            return None
+        parts = value.split(",")
+    else:
+        parts = list(value)
+    try:
+        low, high = (float(x) for x in parts)
+    except (TypeError, ValueError):
+        raise CliError(f"--score-bounds {value!r}: expected LOW,HIGH or none") from None
+    if not low < high:
+        raise CliError(f"--score-bounds {value!r}: LOW must be below HIGH")
+    return (low, high)
+
+
+def _parse_reference(values: Sequence[str] | str | dict[str, Any] | None,
+                     by: Sequence[str]) -> Any:
+    """``--reference VALUE`` (one attribute), ``--reference attr=VALUE`` (repeated), or a word."""
+    if values is None:
+        return "overall"
+    if isinstance(values, dict):
+        return values
+    if isinstance(values, (int, float, bool)):
+        return values
+    items = [values] if isinstance(values, str) else list(values)
+    if len(items) == 1 and items[0] in ("overall", "rest"):
+        return items[0]
+    mapping: dict[str, str] = {}
+    plain: list[str] = []
+    for item in items:
+        attr, sep, val = item.partition("=")
+        if sep and attr in by:
+            mapping[attr] = val
+        else:
+            plain.append(item)
+    if plain and mapping:
+        raise CliError("--reference: give either one group value or attribute=value pairs")
+    if len(plain) > 1:
+        raise CliError(f"--reference given {len(plain)} plain values {plain!r}; with several "
+                       "attributes use attribute=value for each")
+    return mapping if mapping else plain[0]
+
+
+# ---------------------------------------------------------------------------------------------
+# report
+# ---------------------------------------------------------------------------------------------
+
+
+def _options(args: argparse.Namespace) -> dict[str, Any]:
+    """Flags over the config file's options (flags win; gates add up)."""
+    cfg: dict[str, Any] = load_config(args.config) if args.config else {}
+    flag_keys = ("input", "input_format", "y_true", "y_pred", "y_score", "threshold",
+                 "score_bounds", "by",
+                 "weight", "reference", "pos_label", "neg_label", "metrics", "criteria",
+                 "format", "output")
+    opts = dict(cfg)
+    for key in flag_keys:
+        value = getattr(args, key, None)
+        if value is not None:
+            opts[key] = value
+    if args.intersectional:
+        opts["intersectional"] = True
+    if args.no_plots:
+        opts["plots"] = False
+    gates = cfg.get("fail_if", [])
+    opts["fail_if"] = ([gates] if isinstance(gates, str) else list(gates)) + list(args.fail_if)
+    for key in ("by", "metrics", "criteria"):
+        v = opts.get(key)
+        if isinstance(v, str):
+            opts[key] = [x.strip() for x in v.split(",") if x.strip()] if key != "by" else [v]
+        elif isinstance(v, list) and key != "by":
+            opts[key] = [x.strip() for item in v for x in item.split(",") if x.strip()]
+    if opts.get("metrics") == ["all"]:
+        opts["metrics"] = "all"
+    return opts
+
+
+def _report(args: argparse.Namespace) -> int:
+    from polars_fairmetrics.report import audit, evaluate_gate, parse_gate
+
+    opts = _options(args)
+    for key in ("input", "y_true", "by"):
+        if not opts.get(key):
+            flag = {"input": "PATH", "y_true": "--y-true", "by": "--by"}[key]
+            raise CliError(f"missing {flag} (on the command line or in the config file)")
+    if (opts.get("y_pred") is None) == (opts.get("y_score") is None):
+        raise CliError("pass exactly one of --y-pred or --y-score (with --threshold)")
+    if opts.get("y_score") is not None and opts.get("threshold") is None:
+        raise CliError("--y-score needs --threshold")
+    fmt = opts.get("format", "terminal")
+    if fmt not in FORMATS:
+        raise CliError(f"--format {fmt!r} is not one of {', '.join(FORMATS)}")
+    if fmt == "parquet" and not opts.get("output"):
+        raise CliError("--format parquet needs --output FOLDER")
+    gates = [parse_gate(g) for g in opts["fail_if"]]  # syntax errors before any scan
+    lf = scan_input(str(opts["input"]), opts.get("input_format"))
+    schema = lf.collect_schema()
+    y_true = str(opts["y_true"])
+    label_dtype = schema.get(y_true)
+    with progress(f"scanning {opts['input']}", enabled=False if args.no_progress else None):
+        report = audit(
+            lf,
+            y_true=y_true,
+            y_pred=opts.get("y_pred"),
+            y_score=opts.get("y_score"),
+            threshold=opts.get("threshold"),
+            by=list(opts["by"]),
+            weight=opts.get("weight"),
+            reference=_parse_reference(opts.get("reference"), list(opts["by"])),
+            pos_label=_coerce_label(opts.get("pos_label"), label_dtype),
+            neg_label=_coerce_label(opts.get("neg_label"), label_dtype),
+            metrics=opts.get("metrics"),
+            criteria=opts.get("criteria"),
+            intersectional=bool(opts.get("intersectional", False)),
+            score_bounds=_parse_bounds(opts.get("score_bounds")),
+            engine="streaming",
+            source=str(opts["input"]),
+        )
+    results = [evaluate_gate(report, g) for g in gates]
+    _emit(report, fmt, opts.get("output"), plots=bool(opts.get("plots", True)))
+    for r in results:
+        print(f"polars-fairmetrics: gate {r.message}", file=sys.stderr)
+    return EXIT_GATE if any(r.failed for r in results) else EXIT_OK
+
+
+def _emit(report: Any, fmt: str, output: str | None, *, plots: bool) -> None:
+    if fmt == "parquet":
+        report.write_parquet(output)
+        return
+    text = {
+        "terminal": lambda: report.to_terminal(),
+        "json": lambda: report.to_json(),
+        "markdown": lambda: report.to_markdown(),
+        "html": lambda: report.to_html(plots=plots),
+    }[fmt]()
+    if output:
+        Path(output).write_text(text if text.endswith("\n") else text + "\n", encoding="utf-8")
+        print(f"polars-fairmetrics: wrote {fmt} report to {output}", file=sys.stderr)
+    else:
+        sys.stdout.write(text if text.endswith("\n") else text + "\n")
+
+
+# ---------------------------------------------------------------------------------------------
+# demo
+# ---------------------------------------------------------------------------------------------
 
 
 def _demo(args: argparse.Namespace) -> int:
@@ -58,21 +350,98 @@ def _demo(args: argparse.Namespace) -> int:
             f"{fpr['value'][0]:.3f} vs {fpr['reference_value'][0]:.3f} "
             f"(ratio {fpr['ratio'][0]:.2f})"
         )
-    return 0
+    if args.html or args.json:
+        from polars_fairmetrics.report import audit
+
+        report = audit(
+            lf, y_true="two_year_recid", y_pred="high_risk", by=["race", "sex"],
+            reference={"race": "Caucasian", "sex": "Male"},
+            source=f"embedded COMPAS data (ProPublica, 2016); high_risk = decile_score >= "
+                   f"{args.threshold}",
+        )
+        if args.html:
+            report.to_html(args.html, plots=not args.no_plots)
+            print(f"\nWrote the HTML report to {args.html}")
+        if args.json:
+            report.to_json(args.json)
+            print(f"Wrote the JSON report to {args.json}")
+    return EXIT_OK
+
+
+# ---------------------------------------------------------------------------------------------
+# parser and entry point
+# ---------------------------------------------------------------------------------------------
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with one-line errors (no usage dump) and exit status 2."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_ERROR, f"{self.prog}: error: {message} (see --help)\n")
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``polars-fairmetrics``."""
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="polars-fairmetrics",
         description="Fairness and real-world performance metrics of binary classifiers.",
+        epilog="Exit status: 0 ok, 1 a --fail-if gate failed, 2 a usage or input error.",
     )
-    sub = parser.add_subparsers(dest="command", required=True)
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
     demo = sub.add_parser("demo", help="audit the embedded COMPAS data by race and sex")
     demo.add_argument("--threshold", type=int, default=5,
                       help="decile score at or above which a defendant is 'high risk' (default 5)")
+    demo.add_argument("--html", metavar="PATH", help="also write the HTML report to PATH")
+    demo.add_argument("--json", metavar="PATH", help="also write the JSON report to PATH")
+    demo.add_argument("--no-plots", action="store_true", help="HTML report without plots")
     demo.set_defaults(func=_demo)
+
+    rep = sub.add_parser(
+        "report", help="audit a file / glob / folder of predictions",
+        description="Audit predictions in a parquet / CSV / IPC file, a glob or a "
+                    "hive-partitioned folder (one streaming scan) and render the report.",
+    )
+    rep.add_argument("input", nargs="?", metavar="PATH",
+                     help="file, glob (quote it) or folder; or 'input' in the config")
+    rep.add_argument("--config", metavar="FILE.toml", help="options from a TOML file")
+    rep.add_argument("--input-format", choices=["parquet", "csv", "ipc"],
+                     help="input format (default: from the file name)")
+    rep.add_argument("--y-true", dest="y_true", metavar="COL", help="true-label column")
+    rep.add_argument("--y-pred", dest="y_pred", metavar="COL", help="predicted-label column")
+    rep.add_argument("--y-score", dest="y_score", metavar="COL",
+                     help="score column (with --threshold)")
+    rep.add_argument("--threshold", type=float, help="predict positive when score >= T")
+    rep.add_argument("--by", action="append", metavar="COL",
+                     help="protected attribute column (repeat for several)")
+    rep.add_argument("--score-bounds", dest="score_bounds", metavar="LOW,HIGH",
+                     help="allowed score range (default 0,1; 'none': any finite score)")
+    rep.add_argument("--intersectional", action="store_true",
+                     help="audit the combinations of the --by columns")
+    rep.add_argument("--weight", metavar="COL", help="sample-weight column")
+    rep.add_argument("--reference", action="append", metavar="VALUE",
+                     help="reference group: 'overall' (default), 'rest', a value, or "
+                          "attribute=value (repeat per attribute)")
+    rep.add_argument("--pos-label", dest="pos_label", metavar="V", help="positive class label")
+    rep.add_argument("--neg-label", dest="neg_label", metavar="V", help="negative class label")
+    rep.add_argument("--metrics", metavar="M1,M2", help="metric names, or 'all'")
+    rep.add_argument("--criteria", metavar="C1,C2", help="fairness criteria names")
+    rep.add_argument("--format", choices=FORMATS, help="output format (default terminal)")
+    rep.add_argument("--output", "-o", metavar="PATH",
+                     help="output file (parquet: folder); default stdout")
+    rep.add_argument("--fail-if", dest="fail_if", action="append", default=[], metavar="EXPR",
+                     help="gate, e.g. 'disparate_impact < 0.8' (repeatable); exit 1 if any "
+                          "group satisfies it")
+    rep.add_argument("--no-plots", action="store_true", help="HTML report without plots")
+    rep.add_argument("--no-progress", action="store_true",
+                     help="no progress display (it only shows on a terminal anyway)")
+    rep.set_defaults(func=_report)
     return parser
+
+
+def _one_line(exc: BaseException) -> str:
+    text = str(exc).strip() or type(exc).__name__
+    return text.splitlines()[0]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -81,9 +450,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return int(args.func(args))
-    except FairMetricsError as exc:
-        print(f"polars-fairmetrics: error: {exc}", file=sys.stderr)
-        return 2
+    except (FairMetricsError, InvalidOptionError) as exc:
+        print(f"polars-fairmetrics: error: {_one_line(exc)}", file=sys.stderr)
+    except pl.exceptions.PolarsError as exc:
+        print(f"polars-fairmetrics: error: {type(exc).__name__}: {_one_line(exc)}",
+              file=sys.stderr)
+    except OSError as exc:
+        print(f"polars-fairmetrics: error: {exc.strerror or _one_line(exc)}"
+              + (f": {exc.filename}" if exc.filename else ""), file=sys.stderr)
+    except KeyboardInterrupt:
+        print("polars-fairmetrics: interrupted", file=sys.stderr)
+        return 130
+    return EXIT_ERROR
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -1,0 +1,859 @@
+r"""The fairness audit: one call from a table of predictions to a complete, honest report.
+
+:func:`audit` scans the rows **once** (:func:`~polars_fairmetrics.confusion_counts`, collected)
+and derives every count-based section from that small count table: group sizes and null rows,
+per-group metrics, disparities against the reference, the named fairness criteria, between-groups
+summaries, and the undefined values with their reasons.
+
+A :class:`Report` is an ordered list of :class:`Section`\ s. Each section is a tidy table computed
+from the inputs by a *section builder* (``Callable[[AuditContext], Section | None]``); a builder
+returning ``None`` leaves its section out. Sections for capabilities a version of the package does
+not have are simply absent, never filled with placeholders. Builders run in order and may
+*replace* an earlier section of the same name (e.g. to add interval columns ``ci_low`` /
+``ci_high`` to the metrics), which is how later capabilities plug in: see ``extra_sections``.
+
+Gates (:meth:`Report.check`, the CLI's ``--fail-if``) are parsed by a small tokenizer, never
+``eval``.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, TypeAlias
+
+import polars as pl
+
+from polars_fairmetrics._typing import ColumnNames, Label
+from polars_fairmetrics._validate import as_list, schema_of
+from polars_fairmetrics.counts import confusion_counts, count_columns
+from polars_fairmetrics.disparity import CRITERIA, between_groups, disparities, fairness_criteria
+from polars_fairmetrics.exceptions import InvalidOptionError
+from polars_fairmetrics.metrics import METRICS, metrics_from_counts, resolve_metric
+
+__all__ = [
+    "DEFAULT_AUDIT_CRITERIA",
+    "DEFAULT_AUDIT_METRICS",
+    "SECTION_BUILDERS",
+    "AuditContext",
+    "AuditOptions",
+    "Gate",
+    "GateResult",
+    "Report",
+    "Section",
+    "SectionBuilder",
+    "audit",
+    "parse_gate",
+]
+
+SCHEMA_VERSION = "1"
+"""Version of the report's JSON schema (``docs/report.md``); bumped on incompatible change."""
+
+DEFAULT_AUDIT_METRICS: tuple[str, ...] = (
+    "selection_rate",
+    "base_rate",
+    "accuracy",
+    "balanced_accuracy",
+    "true_positive_rate",
+    "false_positive_rate",
+    "false_negative_rate",
+    "positive_predictive_value",
+    "negative_predictive_value",
+    "f1_score",
+)
+"""Metrics of a report when none are named (``metrics="all"``: every registered metric)."""
+
+DEFAULT_AUDIT_CRITERIA: tuple[str, ...] = (*CRITERIA, "equalized_odds_difference")
+"""Every named fairness criterion."""
+
+Reference: TypeAlias = Label | tuple[Label, ...] | Mapping[str, Any]
+"""A reference group value, ``"overall"``, ``"rest"``, a tuple (intersectional) or a mapping."""
+
+INTERVAL_COLUMNS: tuple[str, str] = ("ci_low", "ci_high")
+"""Columns a section carries when it has confidence intervals for its ``value``."""
+
+
+# ---------------------------------------------------------------------------------------------
+# Sections and the report
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Section:
+    """One part of a report: a tidy table and what it means.
+
+    Attributes
+    ----------
+    name
+        Identifier (JSON key, Parquet file stem), e.g. ``"metrics"``.
+    title
+        Heading shown by the renderers.
+    description
+        One or two sentences: what the table holds and how to read it.
+    table
+        The tidy result (exact numbers; nulls are undefined values).
+    notes
+        Extra remarks shown under the table (e.g. how many values are undefined).
+    """
+
+    name: str
+    title: str
+    description: str
+    table: pl.DataFrame
+    notes: tuple[str, ...] = ()
+
+    @property
+    def has_intervals(self) -> bool:
+        """Whether the table carries ``ci_low`` / ``ci_high`` columns."""
+        return all(c in self.table.columns for c in INTERVAL_COLUMNS)
+
+
+@dataclass(frozen=True)
+class AuditOptions:
+    """The normalized options of an audit (recorded in the report's ``inputs``)."""
+
+    y_true: str
+    y_pred: str | None
+    y_score: str | None
+    threshold: float | None
+    by: tuple[str, ...]
+    intersectional: bool
+    weight: str | None
+    reference: str | dict[str, str]
+    pos_label: Label | None
+    neg_label: Label | None
+    metrics: tuple[str, ...]
+    criteria: tuple[str, ...]
+    source: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The options as JSON-compatible values."""
+        return {
+            "y_true": self.y_true,
+            "y_pred": self.y_pred,
+            "y_score": self.y_score,
+            "threshold": self.threshold,
+            "by": list(self.by),
+            "intersectional": self.intersectional,
+            "weight": self.weight,
+            "reference": self.reference,
+            "pos_label": self.pos_label,
+            "neg_label": self.neg_label,
+            "metrics": list(self.metrics),
+            "criteria": list(self.criteria),
+            "source": self.source,
+        }
+
+
+@dataclass
+class AuditContext:
+    """What a section builder receives.
+
+    Attributes
+    ----------
+    data
+        The rows, lazily (for sections that need them: curves, ensemble, row-level bootstrap).
+        Count-based sections must use ``counts`` instead, so the rows are scanned once.
+    counts
+        The collected count table: ``attribute``, ``group`` (text), ``tp fp tn fn n``
+        (``tp_w … n_w`` when weighted) and the null counts.
+    options
+        The audit's options.
+    sections
+        The sections built so far, by name, in order.
+    extra
+        Options of capabilities beyond the core, by capability name (see ``audit(extra=...)``).
+    """
+
+    data: pl.LazyFrame
+    counts: pl.DataFrame
+    options: AuditOptions
+    sections: dict[str, Section] = field(default_factory=dict)
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+
+SectionBuilder: TypeAlias = Callable[[AuditContext], "Section | None"]
+"""A function computing one section from the audit context (``None``: section absent)."""
+
+
+class Report:
+    """The result of :func:`audit`: inputs and an ordered list of sections.
+
+    ``report["metrics"]`` is a section's table; ``str(report)`` the terminal rendering;
+    ``to_json``, ``to_markdown``, ``to_html`` and ``write_parquet`` the other renderers
+    (:mod:`polars_fairmetrics.render`). In a notebook the report displays as HTML.
+    """
+
+    def __init__(self, inputs: Mapping[str, Any], sections: Sequence[Section]) -> None:
+        self.inputs: dict[str, Any] = dict(inputs)
+        self.sections: dict[str, Section] = {s.name: s for s in sections}
+
+    # access
+    def __getitem__(self, name: str) -> pl.DataFrame:
+        return self.section(name).table
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.sections
+
+    def section(self, name: str) -> Section:
+        """The section called ``name`` (``KeyError`` naming the sections present)."""
+        if name not in self.sections:
+            raise KeyError(f"no section {name!r} in this report; sections: "
+                           f"{', '.join(self.sections)}")
+        return self.sections[name]
+
+    @property
+    def section_names(self) -> list[str]:
+        """Names of the sections present, in order."""
+        return list(self.sections)
+
+    @property
+    def notes(self) -> list[str]:
+        """Report-wide remarks (e.g. that no intervals were computed)."""
+        out = []
+        if not any(s.has_intervals for s in self.sections.values()):
+            out.append("Point estimates only: this report has no confidence intervals.")
+        return out
+
+    # renderers (delegates to polars_fairmetrics.render)
+    def to_dict(self) -> dict[str, Any]:
+        """The report as JSON-compatible data (schema in ``docs/report.md``)."""
+        from polars_fairmetrics import render
+
+        return render.report_to_dict(self)
+
+    def to_json(self, path: str | Path | None = None, *, indent: int | None = 2) -> str:
+        """The report as JSON text (also written to ``path`` when given)."""
+        from polars_fairmetrics import render
+
+        return render.render_json(self, path, indent=indent)
+
+    def to_markdown(self, path: str | Path | None = None) -> str:
+        """The report as Markdown (also written to ``path`` when given)."""
+        from polars_fairmetrics import render
+
+        return render.render_markdown(self, path)
+
+    def to_html(self, path: str | Path | None = None, *, plots: bool = True) -> str:
+        """The report as one self-contained HTML page (also written to ``path`` when given)."""
+        from polars_fairmetrics import render
+
+        return render.render_html(self, path, plots=plots)
+
+    def write_parquet(self, directory: str | Path) -> list[Path]:
+        """Write each section as ``<name>.parquet`` plus ``manifest.json`` into ``directory``."""
+        from polars_fairmetrics import render
+
+        return render.write_parquet(self, directory)
+
+    def to_terminal(self) -> str:
+        """The report as plain text tables."""
+        from polars_fairmetrics import render
+
+        return render.render_terminal(self)
+
+    def __str__(self) -> str:
+        return self.to_terminal()
+
+    def __repr__(self) -> str:
+        return f"Report(sections={self.section_names!r})"
+
+    def _repr_html_(self) -> str:
+        from polars_fairmetrics import render
+
+        return render.render_html(self, None, plots=True, fragment=True)
+
+    # gates
+    def check(self, *gates: str | Gate) -> list[GateResult]:
+        """Evaluate gate conditions (see :func:`parse_gate`); a gate *fails* when any group
+        satisfies its condition.
+
+        Examples
+        --------
+        >>> import polars as pl
+        >>> df = pl.DataFrame({"g": ["a", "a", "b", "b"], "y": [1, 0, 1, 0], "p": [1, 1, 1, 0]})
+        >>> r = audit(df, y_true="y", y_pred="p", by="g", reference="a")
+        >>> [g.failed for g in r.check("disparate_impact < 0.8", "accuracy < 0.4")]
+        [True, False]
+        """
+        return [evaluate_gate(self, g if isinstance(g, Gate) else parse_gate(g)) for g in gates]
+
+
+# ---------------------------------------------------------------------------------------------
+# Core section builders (everything derived from the one collected count table)
+# ---------------------------------------------------------------------------------------------
+
+
+def _groups_section(ctx: AuditContext) -> Section:
+    counts = ctx.counts
+    share = (pl.col("n") / pl.col("n").sum().over("attribute")).alias("share")
+    cols = [c for c in counts.columns if c not in ("tp", "fp", "tn", "fn")]
+    table = counts.select(
+        *cols,
+        share,
+        (pl.col("tp") + pl.col("fn")).alias("positives"),
+        (pl.col("tp") + pl.col("fp")).alias("predicted_positives"),
+    )
+    first = counts.filter(pl.col("attribute") == counts["attribute"].first())
+    n_null = int(first["n_null"].sum())
+    notes = []
+    if n_null:
+        notes.append(f"{n_null} row(s) were left out of the counts because a label, prediction "
+                     "or weight was null (n_null, broken down by column).")
+    empty = counts.filter(pl.col("n") == 0).height
+    if empty:
+        notes.append(f"{empty} group(s) have no counted rows: all their metrics are undefined.")
+    return Section(
+        "groups",
+        "Groups",
+        "Group sizes: counted rows n (and weighted n_w), rows left out for a null value "
+        "(n_null and its breakdown), share of the attribute's counted rows, actual and "
+        "predicted positives.",
+        table,
+        tuple(notes),
+    )
+
+
+def _metrics_section(ctx: AuditContext) -> Section:
+    long = metrics_from_counts(ctx.counts, metrics=list(ctx.options.metrics), long=True)
+    keys = ["attribute", "group"]
+    table = long.select(*keys, "metric", "value", "support",
+                        *[c for c in ("n", "n_w") if c in long.columns])
+    n_undef = table["value"].null_count()
+    notes = (f"{n_undef} value(s) undefined (0/0): see Undefined values.",) if n_undef else ()
+    weighted = "weighted " if ctx.options.weight else ""
+    return Section(
+        "metrics",
+        "Per-group metrics",
+        f"Each {weighted}metric per group; support is the count in the metric's denominator "
+        "(0 where the value is undefined).",
+        table,
+        notes,
+    )
+
+
+def _disparity_metrics(opts: AuditOptions) -> list[str]:
+    needed = list(opts.metrics)
+    for crit in opts.criteria:
+        bases = (["false_positive_rate", "false_negative_rate"]
+                 if crit == "equalized_odds_difference" else [CRITERIA[crit][0]])
+        needed += [b for b in bases if b not in needed]
+    return needed
+
+
+def _disparities_section(ctx: AuditContext) -> Section:
+    table = disparities(ctx.counts, by="group", metrics=_disparity_metrics(ctx.options),
+                        reference=_core_reference(ctx.options.reference))
+    table = _in_attribute_order(_label_reference(table, ctx.options.reference), ctx)
+    return Section(
+        "disparities",
+        "Disparities against the reference",
+        f"difference = group − reference, ratio = group / reference; reference: "
+        f"{_reference_text(ctx.options.reference)}.",
+        table,
+    )
+
+
+def _criteria_section(ctx: AuditContext) -> Section:
+    table = fairness_criteria(ctx.counts, by="group", criteria=list(ctx.options.criteria),
+                              reference=_core_reference(ctx.options.reference))
+    table = _in_attribute_order(_label_reference(table, ctx.options.reference), ctx)
+    return Section(
+        "criteria",
+        "Fairness criteria",
+        "The named criteria of the seeds per group, against the reference "
+        f"({_reference_text(ctx.options.reference)}): differences are 0 and disparate impact "
+        "is 1 at parity; the four-fifths rule flags disparate impact below 0.8.",
+        table,
+    )
+
+
+def _between_section(ctx: AuditContext) -> Section:
+    table = between_groups(ctx.counts, by="group", metrics=list(ctx.options.metrics))
+    table = _in_attribute_order(table, ctx)
+    return Section(
+        "between_groups",
+        "Between groups",
+        "For each attribute and metric: max − min and min / max over the groups with a "
+        "defined value, and the worst and best group by the metric's direction.",
+        table,
+    )
+
+
+def _undefined_section(ctx: AuditContext) -> Section:
+    frames: list[pl.DataFrame] = []
+    if "metrics" in ctx.sections:
+        m = ctx.sections["metrics"].table.filter(pl.col("value").is_null())
+        frames.append(m.select(
+            "attribute", "group", pl.lit("metrics").alias("section"),
+            pl.col("metric").alias("name"),
+            pl.col("metric").replace_strict(
+                {k: s.undefined_when for k, s in METRICS.items()}, return_dtype=pl.String
+            ).alias("reason"),
+        ))
+    if "criteria" in ctx.sections and "disparities" in ctx.sections:
+        frames.append(_criteria_reasons(ctx.sections["criteria"].table,
+                                        ctx.sections["disparities"].table))
+    schema = {"attribute": pl.String, "group": pl.String, "section": pl.String,
+              "name": pl.String, "reason": pl.String}
+    table = (pl.concat(frames, how="vertical") if frames else pl.DataFrame(schema=schema))
+    table = table.cast(schema)  # type: ignore[arg-type]
+    notes = () if table.height else ("Every value is defined for every group.",)
+    return Section(
+        "undefined",
+        "Undefined values",
+        "Every null in the metrics and criteria, with the reason: a 0/0 is undefined and "
+        "reported, never replaced by 0, 1 or NaN.",
+        table,
+        notes,
+    )
+
+
+def _criteria_reasons(criteria: pl.DataFrame, disp: pl.DataFrame) -> pl.DataFrame:
+    """Why each undefined criterion is undefined, from its base metrics' disparity rows."""
+    rows: list[dict[str, Any]] = []
+    index = {(r["attribute"], r["group"], r["metric"]): r for r in disp.iter_rows(named=True)}
+    for r in criteria.filter(pl.col("value").is_null()).iter_rows(named=True):
+        crit = r["criterion"]
+        parts = ([("false_positive_rate", "difference"), ("false_negative_rate", "difference")]
+                 if crit == "equalized_odds_difference" else [CRITERIA[crit]])
+        reasons = []
+        for base, how in parts:
+            d = index.get((r["attribute"], r["group"], base))
+            if d is None:
+                continue
+            spec = METRICS[base]
+            if d["value"] is None:
+                reasons.append(f"{base} of the group is undefined: {spec.undefined_when}")
+            elif d["reference_value"] is None:
+                reasons.append(f"{base} of the reference is undefined: {spec.undefined_when}")
+            elif how == "ratio" and d["reference_value"] == 0:
+                reasons.append(f"{base} of the reference is 0 (ratio x / 0)")
+        rows.append({"attribute": r["attribute"], "group": r["group"], "section": "criteria",
+                     "name": crit, "reason": "; ".join(reasons) or "undefined"})
+    return pl.DataFrame(rows, schema={"attribute": pl.String, "group": pl.String,
+                                      "section": pl.String, "name": pl.String,
+                                      "reason": pl.String})
+
+
+SECTION_BUILDERS: tuple[SectionBuilder, ...] = (
+    _groups_section,
+    _metrics_section,
+    _disparities_section,
+    _criteria_section,
+    _between_section,
+    _undefined_section,
+)
+"""The core sections, in order. Capabilities beyond the core add builders after these (see
+``audit(extra_sections=...)`` and ``docs/report.md``)."""
+
+
+# ---------------------------------------------------------------------------------------------
+# audit()
+# ---------------------------------------------------------------------------------------------
+
+
+def _reference_text(reference: str | dict[str, str]) -> str:
+    if isinstance(reference, str):
+        return {"overall": "the whole population", "rest": "all other rows"}.get(
+            reference, reference)
+    return ", ".join(f"{k} = {v}" for k, v in reference.items())
+
+
+def _core_reference(reference: str | dict[str, str]) -> Any:
+    """The reference as the core functions take it (a mapping {attribute: group} or a word)."""
+    return reference
+
+
+def _in_attribute_order(table: pl.DataFrame, ctx: AuditContext) -> pl.DataFrame:
+    """Rows in the order of the audit's attributes (the core sorts partitions by name)."""
+    order = {a: i for i, a in enumerate(dict.fromkeys(ctx.counts["attribute"].to_list()))}
+    key = pl.col("attribute").replace_strict(order, return_dtype=pl.Int64)
+    return table.sort(key, maintain_order=True)
+
+
+def _label_reference(table: pl.DataFrame, reference: str | dict[str, str]) -> pl.DataFrame:
+    """The ``reference`` column as each attribute's own reference group (not the whole mapping)."""
+    if isinstance(reference, str):
+        return table
+    return table.with_columns(
+        pl.col("attribute").replace_strict(reference, return_dtype=pl.String).alias("reference"))
+
+
+def _as_text(value: Any, dtype: pl.DataType | None) -> str:
+    """A reference value as the text its group label has (Polars' cast to String)."""
+    if isinstance(value, str):
+        return value
+    series = pl.Series([value], dtype=dtype) if dtype is not None else pl.Series([value])
+    out = series.cast(pl.String)[0]
+    return str(out)
+
+
+def _normalize_reference(
+    reference: Reference, attributes: list[str], schema: pl.Schema, intersectional: bool
+) -> str | dict[str, str]:
+    if isinstance(reference, str) and reference in ("overall", "rest"):
+        return reference
+    if isinstance(reference, Mapping):
+        unknown = [k for k in reference if k not in attributes]
+        if unknown:
+            raise InvalidOptionError(
+                f"reference names attribute(s) {unknown!r}, not among the groups' attributes "
+                f"{attributes!r}")
+        missing = [a for a in attributes if a not in reference]
+        if missing:
+            raise InvalidOptionError(
+                f"reference gives no group for attribute(s) {missing!r}; name one for each of "
+                f"{attributes!r}, or use 'overall' / 'rest'")
+        return {a: _as_text(reference[a], schema.get(a)) for a in attributes}
+    if intersectional:
+        if not isinstance(reference, tuple):
+            if len(attributes) == 1:
+                reference = (reference,)
+            else:
+                raise InvalidOptionError(
+                    "intersectional groups: pass the reference as a tuple with one value per "
+                    "by= column, or 'overall' / 'rest'")
+        (attr,) = attributes
+        cols = attr.split(" & ")
+        if len(reference) != len(cols):
+            raise InvalidOptionError(
+                f"reference {reference!r} has {len(reference)} values for {len(cols)} columns")
+        return {attr: " & ".join(_as_text(v, schema.get(c))
+                                 for v, c in zip(reference, cols, strict=True))}
+    if len(attributes) != 1:
+        raise InvalidOptionError(
+            f"several attributes {attributes!r}: pass the reference as a mapping "
+            "{attribute: group} (CLI: --reference attr=value, repeated), or 'overall' / 'rest'")
+    if isinstance(reference, tuple):
+        raise InvalidOptionError(f"reference {reference!r} is a tuple but there is one attribute")
+    return {attributes[0]: _as_text(reference, schema.get(attributes[0]))}
+
+
+def _count_table(lf: pl.LazyFrame, opts: AuditOptions, *, score_bounds: tuple[float, float] | None,
+                 engine: Literal["auto", "in-memory", "streaming"]) -> pl.DataFrame:
+    """The one scan: counts per attribute and group, collected."""
+    kw: dict[str, Any] = {
+        "y_true": opts.y_true, "y_pred": opts.y_pred, "y_score": opts.y_score,
+        "threshold": opts.threshold, "weight": opts.weight, "pos_label": opts.pos_label,
+        "neg_label": opts.neg_label, "score_bounds": score_bounds,
+    }
+    by = list(opts.by)
+    # one scan: the intersectional table of all by columns (small), collected; each attribute's
+    # own table is then a sum over the others, in memory (confusion_counts(separately=True)
+    # would plan one scan per attribute)
+    inter = confusion_counts(lf, by=by, **kw).collect(engine=engine)
+    sums = count_columns(inter.columns)
+    if opts.intersectional and len(by) > 1:
+        label = pl.concat_str([pl.col(k).cast(pl.String).fill_null("null") for k in by],
+                              separator=" & ")
+        table = inter.select(pl.lit(" & ".join(by)).alias("attribute"), label.alias("group"),
+                             pl.all().exclude(by))
+    else:
+        extra_keys = [c for c in inter.columns if c not in by and c not in sums]  # threshold
+        parts = [
+            inter.group_by([attr, *extra_keys])
+            .agg(pl.col(sums).sum())
+            .sort([attr, *extra_keys], nulls_last=True)
+            .select(pl.lit(attr).alias("attribute"), pl.col(attr).cast(pl.String).alias("group"),
+                    *extra_keys, *sums)
+            for attr in by
+        ]
+        table = pl.concat(parts, how="vertical")
+    if "threshold" in table.columns:  # one threshold: recorded in the inputs
+        table = table.drop("threshold")
+    return table
+
+
+def audit(
+    data: pl.LazyFrame | pl.DataFrame,
+    *,
+    y_true: str,
+    y_pred: str | None = None,
+    y_score: str | None = None,
+    threshold: float | None = None,
+    by: ColumnNames,
+    weight: str | None = None,
+    reference: Reference = "overall",
+    pos_label: Label | None = None,
+    neg_label: Label | None = None,
+    metrics: str | Sequence[str] | None = None,
+    criteria: Sequence[str] | None = None,
+    intersectional: bool = False,
+    score_bounds: tuple[float, float] | None = (0.0, 1.0),
+    engine: Literal["auto", "in-memory", "streaming"] = "auto",
+    source: str | None = None,
+    extra_sections: Sequence[SectionBuilder] = (),
+    extra: Mapping[str, Any] | None = None,
+) -> Report:
+    r"""Audit a classifier's predictions: per-group metrics, disparities, fairness criteria.
+
+    **This function collects** (it is a report): it scans ``data`` once, for the count table
+    (:func:`~polars_fairmetrics.confusion_counts` per attribute), and computes every
+    count-based section from that small table. Sections (in order):
+
+    - ``groups``: counted rows :math:`n_g`, null rows, :math:`n_g / \sum_h n_h`, positives;
+    - ``metrics``: each metric :math:`m(\text{counts}_g)` per group (with its support);
+    - ``disparities``: :math:`m_g - m_{ref}` and :math:`m_g / m_{ref}`;
+    - ``criteria``: the named fairness criteria (statistical parity difference, disparate
+      impact, equal opportunity, …) per group against the reference;
+    - ``between_groups``: :math:`\max_g m_g - \min_g m_g`, :math:`\min_g m_g / \max_g m_g`;
+    - ``undefined``: every null value with its reason (a 0/0 is never 0, 1 or NaN).
+
+    Parameters
+    ----------
+    data
+        Rows of predictions (LazyFrame or DataFrame).
+    y_true, y_pred, y_score, threshold, weight, pos_label, neg_label, score_bounds
+        As in :func:`~polars_fairmetrics.confusion_counts` (one ``threshold`` with ``y_score``).
+    by
+        Protected attribute column(s). Each attribute is audited on its own (all in the one
+        scan); with ``intersectional=True`` their combinations form the groups.
+    reference
+        ``"overall"`` (default), ``"rest"``, a group value (one attribute), a mapping
+        ``{attribute: value}`` (several attributes) or a tuple (``intersectional``).
+    metrics
+        Metric names or aliases, or ``"all"`` (default: :data:`DEFAULT_AUDIT_METRICS`).
+    criteria
+        Names of fairness criteria (default: all of them).
+    engine
+        Polars engine for the one collect (``"streaming"`` for larger-than-memory files).
+    source
+        A description of the input (e.g. the file path), recorded in the report.
+    extra_sections
+        Further section builders, run after the core ones (see ``docs/report.md``).
+    extra
+        Options of those builders, by capability name (``AuditContext.extra``).
+
+    Returns
+    -------
+    Report
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import polars_fairmetrics as pfm
+    >>> df = pl.DataFrame({"g": ["a", "a", "b", "b", "b"], "y": [1, 0, 1, 0, 1],
+    ...                    "p": [1, 1, 0, 0, 1]})
+    >>> report = pfm.audit(df.lazy(), y_true="y", y_pred="p", by="g", reference="b")
+    >>> report.section_names
+    ['groups', 'metrics', 'disparities', 'criteria', 'between_groups', 'undefined']
+    >>> report["criteria"].filter(criterion="disparate_impact")["value"].to_list()
+    [3.0, 1.0]
+    """
+    lf = data.lazy() if isinstance(data, pl.DataFrame) else data
+    if not isinstance(lf, pl.LazyFrame):
+        raise InvalidOptionError(
+            f"expected a polars DataFrame or LazyFrame, got {type(data).__name__}")
+    by_cols = as_list(by)
+    if not by_cols:
+        raise InvalidOptionError("an audit needs at least one by= column (protected attribute)")
+    if y_score is not None and threshold is not None and not isinstance(threshold, (int, float)):
+        raise InvalidOptionError(
+            "audit takes one threshold; curves over many thresholds are a separate section")
+    if metrics == "all":
+        metric_names = tuple(METRICS)
+    elif metrics is None:
+        metric_names = DEFAULT_AUDIT_METRICS
+    else:
+        chosen = [metrics] if isinstance(metrics, str) else list(metrics)
+        if not chosen:
+            raise InvalidOptionError("metrics= is an empty list")
+        metric_names = tuple(dict.fromkeys(resolve_metric(m).name for m in chosen))
+    crit_names = tuple(criteria) if criteria is not None else DEFAULT_AUDIT_CRITERIA
+    for c in crit_names:
+        if c not in DEFAULT_AUDIT_CRITERIA:
+            raise InvalidOptionError(
+                f"unknown criterion {c!r}; known: {', '.join(DEFAULT_AUDIT_CRITERIA)}")
+    schema = schema_of(lf)
+    attributes = [" & ".join(by_cols)] if intersectional and len(by_cols) > 1 else by_cols
+    for col in by_cols:  # fail at build time, before normalizing the reference
+        if col not in schema:
+            confusion_counts(lf, y_true=y_true, y_pred=y_pred, y_score=y_score,
+                             threshold=threshold, by=by_cols)
+    ref = _normalize_reference(reference, attributes, schema,
+                               intersectional and len(by_cols) > 1)
+    opts = AuditOptions(
+        y_true=y_true, y_pred=y_pred, y_score=y_score,
+        threshold=float(threshold) if threshold is not None else None,
+        by=tuple(by_cols), intersectional=intersectional and len(by_cols) > 1, weight=weight,
+        reference=ref, pos_label=pos_label, neg_label=neg_label, metrics=metric_names,
+        criteria=crit_names, source=source,
+    )
+    counts = _count_table(lf, opts, score_bounds=score_bounds, engine=engine)
+    ctx = AuditContext(data=lf, counts=counts, options=opts, extra=dict(extra or {}))
+    for builder in (*SECTION_BUILDERS, *extra_sections):
+        section = builder(ctx)
+        if section is not None:
+            ctx.sections[section.name] = section
+    n_counted = int(counts.filter(pl.col("attribute") == attributes[0])["n"].sum())
+    n_null = int(counts.filter(pl.col("attribute") == attributes[0])["n_null"].sum())
+    inputs = {**opts.to_dict(), "n_rows": n_counted + n_null, "n_counted": n_counted,
+              "n_null": n_null}
+    return Report(inputs, list(ctx.sections.values()))
+
+
+# ---------------------------------------------------------------------------------------------
+# Gates: a tiny grammar, parsed without eval
+# ---------------------------------------------------------------------------------------------
+
+_GATE = re.compile(
+    r"""^\s*
+    (?:(?P<abs>abs)\s*\(\s*(?P<aname>[A-Za-z_][A-Za-z0-9_]*)\s*\)|(?P<name>[A-Za-z_][A-Za-z0-9_]*))
+    \s*(?P<op><=|>=|==|!=|<|>|ci_excludes)\s*
+    (?P<num>[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)
+    \s*$""",
+    re.X,
+)
+GATE_SYNTAX = (
+    "NAME OP NUMBER, abs(NAME) OP NUMBER or NAME ci_excludes NUMBER, with OP one of "
+    "< <= > >= == != and NAME a fairness criterion (e.g. disparate_impact), a metric "
+    "(e.g. false_positive_rate), or METRIC_difference / METRIC_ratio"
+)
+
+
+@dataclass(frozen=True)
+class Gate:
+    """A parsed gate condition: the pipeline fails when any group satisfies it."""
+
+    text: str
+    name: str
+    op: str
+    number: float
+    absolute: bool = False
+
+
+@dataclass(frozen=True)
+class GateResult:
+    """The outcome of a gate: ``failed`` and the groups that satisfied the condition."""
+
+    gate: Gate
+    failed: bool
+    violations: pl.DataFrame
+    n_checked: int
+    n_undefined: int
+
+    @property
+    def message(self) -> str:
+        """One line: the gate, the outcome and the offending groups."""
+        if not self.failed:
+            text = f"PASS {self.gate.text} ({self.n_checked} value(s) checked"
+        else:
+            shown = "; ".join(
+                f"{r['attribute']}={r['group']}: {_fmt(r['value'])}"
+                for r in self.violations.head(5).iter_rows(named=True)
+            )
+            more = f" (+{self.violations.height - 5} more)" if self.violations.height > 5 else ""
+            text = f"FAIL {self.gate.text}: {shown}{more} ({self.n_checked} value(s) checked"
+        if self.n_undefined:
+            text += f", {self.n_undefined} undefined not checked"
+        return text + ")"
+
+
+def _fmt(v: Any) -> str:
+    if isinstance(v, float):
+        return f"{v:.4g}"
+    return str(v)
+
+
+def parse_gate(text: str) -> Gate:
+    """Parse a gate condition such as ``"disparate_impact < 0.8"`` (never ``eval``).
+
+    Grammar: ``NAME OP NUMBER``, ``abs(NAME) OP NUMBER`` or ``NAME ci_excludes NUMBER``, with
+    ``OP`` one of ``< <= > >= == !=``. ``NAME`` is a fairness criterion, a metric (its
+    per-group value), or ``<metric>_difference`` / ``<metric>_ratio`` (its disparity).
+
+    Examples
+    --------
+    >>> parse_gate("abs(statistical_parity_difference) > 0.1")
+    Gate(text='abs(statistical_parity_difference) > 0.1', name='statistical_parity_difference', op='>', number=0.1, absolute=True)
+    """  # noqa: E501
+    m = _GATE.match(text)
+    if m is None:
+        raise InvalidOptionError(f"cannot parse gate {text!r}; expected {GATE_SYNTAX}")
+    name = m.group("aname") or m.group("name")
+    absolute = m.group("abs") is not None
+    op = m.group("op")
+    if absolute and op == "ci_excludes":
+        raise InvalidOptionError(f"gate {text!r}: abs() cannot be combined with ci_excludes")
+    number = float(m.group("num"))
+    if not math.isfinite(number):
+        raise InvalidOptionError(f"gate {text!r}: the number is not finite")
+    _gate_source(name, text)  # validates the name
+    return Gate(text.strip(), name, op, number, absolute)
+
+
+def _gate_source(name: str, text: str) -> tuple[str, pl.Expr, str]:
+    """(section, row filter, value column) a gate name refers to."""
+    if name in DEFAULT_AUDIT_CRITERIA:
+        return "criteria", pl.col("criterion") == name, "value"
+    for suffix in ("difference", "ratio"):
+        if name.endswith("_" + suffix):
+            base = name[: -len(suffix) - 1]
+            try:
+                spec = resolve_metric(base)
+            except InvalidOptionError:
+                continue
+            return "disparities", pl.col("metric") == spec.name, suffix
+    try:
+        spec = resolve_metric(name)
+    except InvalidOptionError:
+        raise InvalidOptionError(
+            f"gate {text!r}: unknown name {name!r}; expected {GATE_SYNTAX}") from None
+    return "metrics", pl.col("metric") == spec.name, "value"
+
+
+_OPS: dict[str, Callable[[pl.Expr, float], pl.Expr]] = {
+    "<": lambda e, x: e < x,
+    "<=": lambda e, x: e <= x,
+    ">": lambda e, x: e > x,
+    ">=": lambda e, x: e >= x,
+    "==": lambda e, x: e == x,
+    "!=": lambda e, x: e != x,
+}
+
+
+def evaluate_gate(report: Report, gate: Gate) -> GateResult:
+    """Evaluate one parsed gate on a report (see :meth:`Report.check`)."""
+    section_name, row_filter, column = _gate_source(gate.name, gate.text)
+    if section_name not in report:
+        raise InvalidOptionError(
+            f"gate {gate.text!r} needs the {section_name!r} section, absent from this report")
+    section = report.section(section_name)
+    rows = section.table.filter(row_filter)
+    if rows.height == 0:
+        raise InvalidOptionError(
+            f"gate {gate.text!r}: {gate.name!r} is not in this report's {section_name} "
+            "(add it to the metrics / criteria)")
+    if section_name == "disparities" or section_name == "criteria":
+        rows = rows.filter(~_is_reference(report))
+    if gate.op == "ci_excludes":
+        lo, hi = (f"{column}_{c}" if column != "value" else c for c in INTERVAL_COLUMNS)
+        if lo not in rows.columns or hi not in rows.columns:
+            raise InvalidOptionError(
+                f"gate {gate.text!r} needs confidence intervals, and this report has none "
+                f"for {section_name} (intervals come from the bootstrap capability)")
+        cond = (pl.col(lo) > gate.number) | (pl.col(hi) < gate.number)
+        defined = pl.col(lo).is_not_null() & pl.col(hi).is_not_null()
+        value = pl.col(column)
+    else:
+        value = pl.col(column).abs() if gate.absolute else pl.col(column)
+        cond = _OPS[gate.op](value, gate.number)
+        defined = pl.col(column).is_not_null()
+    checked = rows.filter(defined)
+    hits = checked.filter(cond).select("attribute", "group", value.alias("value"))
+    return GateResult(gate, hits.height > 0, hits, checked.height, rows.height - checked.height)
+
+
+def _is_reference(report: Report) -> pl.Expr:
+    """Rows of the named reference group itself (trivially at parity, not checked)."""
+    ref = report.inputs.get("reference")
+    if not isinstance(ref, dict):
+        return pl.lit(False)
+    mask = pl.lit(False)
+    for attr, val in ref.items():
+        mask = mask | ((pl.col("attribute") == attr) & (pl.col("group") == val))
+    return mask

@@ -1,0 +1,259 @@
+"""End-to-end tests of the CLI: subprocesses on the shipped data and on a generated multi-file,
+hive-partitioned parquet folder (exit codes, JSON schema, gates), and one-line errors."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+import pytest
+from polars.testing import assert_frame_equal
+
+import polars_fairmetrics as pfm
+from polars_fairmetrics import cli
+from polars_fairmetrics.datasets import data_path
+from tests.test_report import _check_schema, _external_refs
+
+ROOT = Path(__file__).resolve().parents[1]
+COMPAS = data_path("compas_two_years.parquet")
+
+
+def run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.run([sys.executable, "-m", "polars_fairmetrics", *args], cwd=cwd,
+                          env=env, capture_output=True, text=True, timeout=120)
+
+
+@pytest.fixture(scope="module")
+def hive(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, pl.DataFrame]:
+    """A hive-partitioned folder (region=...) of several parquet files, and its rows."""
+    rng = np.random.default_rng(11)
+    n = 3000
+    df = pl.DataFrame({
+        "region": rng.choice(["north", "south", "west"], size=n),
+        "sex": rng.choice(["F", "M"], size=n),
+        "label": rng.integers(0, 2, size=n),
+        "score": rng.uniform(0, 1, size=n),
+    }).with_columns(pred=(pl.col("score") >= 0.4).cast(pl.Int64))
+    root = tmp_path_factory.mktemp("hive")
+    for (region,), part in df.group_by("region"):
+        folder = root / f"region={region}"
+        folder.mkdir()
+        half = part.height // 2
+        part.drop("region")[:half].write_parquet(folder / "part-0.parquet")
+        part.drop("region")[half:].write_parquet(folder / "part-1.parquet")
+    return root, df
+
+
+def _one_line_error(stderr: str) -> str:
+    lines = [ln for ln in stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1, stderr
+    assert "Traceback" not in stderr
+    assert lines[0].startswith("polars-fairmetrics")
+    return lines[0]
+
+
+# ---------------------------------------------------------------------------------------------
+# subprocess, end to end
+# ---------------------------------------------------------------------------------------------
+
+
+def test_demo_writes_self_contained_html(tmp_path: Path) -> None:
+    out = run("demo", "--html", "report.html", "--json", "report.json", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert "False positive rate, African-American vs Caucasian" in out.stdout
+    page = (tmp_path / "report.html").read_text(encoding="utf-8")
+    assert _external_refs(page) == []
+    assert page.count("<svg") == 4  # bars and forest plot, for race and for sex
+    doc = json.loads((tmp_path / "report.json").read_text())
+    _check_schema(doc)
+    assert doc["inputs"]["reference"] == {"race": "Caucasian", "sex": "Male"}
+
+
+def test_report_on_shipped_data_json_matches_library(tmp_path: Path) -> None:
+    out = run("report", COMPAS, "--y-true", "two_year_recid", "--y-score", "decile_score",
+              "--threshold", "5", "--score-bounds", "1,10", "--by", "race", "--by", "sex",
+              "--reference", "race=Caucasian", "--reference", "sex=Male",
+              "--format", "json", "--output", "r.json", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert "\r" not in out.stderr  # no progress display when stderr is not a terminal
+    doc = json.loads((tmp_path / "r.json").read_text())
+    _check_schema(doc)
+    lf = pfm.load_compas().with_columns(high=pl.col("decile_score") >= 5)
+    for attr, ref in (("race", "Caucasian"), ("sex", "Male")):
+        want = pfm.fairness_criteria(lf, y_true="two_year_recid", y_pred="high", by=attr,
+                                     reference=ref).collect()
+        got = (pl.DataFrame(doc["sections"]["criteria"]["rows"])
+               .filter(pl.col("attribute") == attr)
+               .select(pl.col("group").alias(attr), "criterion", "value"))
+        assert_frame_equal(got, want.select(attr, "criterion", "value"), check_row_order=False)
+
+
+def test_report_on_hive_folder_and_glob(tmp_path: Path,
+                                        hive: tuple[Path, pl.DataFrame]) -> None:
+    root, df = hive
+    for source in (str(root), str(root / "**" / "*.parquet")):
+        out = run("report", source, "--y-true", "label", "--y-pred", "pred", "--by", "region",
+                  "--by", "sex", "--format", "json", cwd=tmp_path)
+        assert out.returncode == 0, out.stderr
+        doc = json.loads(out.stdout)
+        _check_schema(doc)
+        assert doc["inputs"]["n_rows"] == df.height
+        got = pl.DataFrame(doc["sections"]["metrics"]["rows"])
+        want = pfm.audit(df, y_true="label", y_pred="pred", by=["region", "sex"])["metrics"]
+        assert_frame_equal(got, want, check_row_order=False, check_dtypes=False)
+
+
+def test_gates_set_the_exit_code(tmp_path: Path, hive: tuple[Path, pl.DataFrame]) -> None:
+    root, _ = hive
+    base = ("report", str(root), "--y-true", "label", "--y-score", "score", "--threshold",
+            "0.4", "--by", "region", "--reference", "north", "--format", "markdown",
+            "--output", "r.md")
+    ok = run(*base, "--fail-if", "disparate_impact < 0.5",
+             "--fail-if", "abs(statistical_parity_difference) > 0.5", cwd=tmp_path)
+    assert ok.returncode == 0, ok.stderr
+    assert ok.stderr.count("gate PASS") == 2
+    bad = run(*base, "--fail-if", "disparate_impact < 2", cwd=tmp_path)
+    assert bad.returncode == 1
+    assert "gate FAIL disparate_impact < 2: region=south" in bad.stderr
+    assert (tmp_path / "r.md").read_text().startswith("# Fairness audit")
+
+
+def test_config_file_and_one_line_errors_in_a_subprocess(tmp_path: Path,
+                                                         hive: tuple[Path, pl.DataFrame]) -> None:
+    root, _ = hive
+    cfg = tmp_path / "audit.toml"
+    cfg.write_text(
+        f'input = "{root.as_posix()}"\n'
+        'y_true = "label"\ny_pred = "pred"\nby = ["region"]\nreference = "rest"\n'
+        'format = "parquet"\noutput = "tables"\nfail_if = ["selection_rate_ratio < 0.01"]\n'
+    )
+    out = run("report", "--config", str(cfg), cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert (tmp_path / "tables" / "manifest.json").exists()
+    assert pl.read_parquet(tmp_path / "tables" / "criteria.parquet").height > 0
+    missing = run("report", "--config", str(cfg), "--y-pred", "nope", cwd=tmp_path)
+    assert missing.returncode == 2
+    assert "'nope' (y_pred) not found" in _one_line_error(missing.stderr)
+
+
+# ---------------------------------------------------------------------------------------------
+# in process: error paths (fast)
+# ---------------------------------------------------------------------------------------------
+
+
+def _main(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    try:
+        code = cli.main(list(args))
+    except SystemExit as exc:  # argparse
+        code = int(exc.code or 0)
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+@pytest.mark.parametrize(
+    ("extra", "config", "message"),
+    [
+        (["--y-true", "two_year_recid", "--y-pred", "nope", "--by", "race"], None,
+         "column 'nope' (y_pred) not found"),
+        (["--y-true", "two_year_recid", "--y-pred", "is_recid", "--by", "nope"], None,
+         "column 'nope' (group) not found"),
+        (["--y-true", "two_year_recid", "--by", "race"], None, "exactly one of --y-pred"),
+        (["--y-true", "two_year_recid", "--y-score", "decile_score", "--by", "race"], None,
+         "--y-score needs --threshold"),
+        (["--y-true", "two_year_recid", "--y-score", "decile_score", "--threshold", "5",
+          "--by", "race"], None, "outside [0.0, 1.0]"),
+        (["--y-true", "two_year_recid", "--y-pred", "is_recid", "--by", "race",
+          "--fail-if", "disparate_impact <"], None, "cannot parse gate"),
+        (["--y-true", "two_year_recid", "--y-pred", "is_recid", "--by", "race",
+          "--fail-if", "equal_opportunity_difference ci_excludes 0"], None,
+         "needs confidence intervals"),
+        (["--y-true", "two_year_recid", "--y-pred", "is_recid", "--by", "race",
+          "--reference", "Martian"], None, "reference group"),
+        (["--y-true", "two_year_recid", "--y-pred", "is_recid", "--by", "race",
+          "--format", "parquet"], None, "needs --output"),
+        (["--bogus"], None, "unrecognized arguments: --bogus"),
+        (["--format", "pdf"], None, "invalid choice"),
+        ([], 'y_true = "two_year_recid"\ncolour = "red"\n', "unknown key 'colour'"),
+        ([], 'y_true = "two_year_recid"\nby = 3\n', "key 'by' must be"),
+        ([], 'y_true = [\n', "invalid TOML"),
+        ([], 'y_true = "two_year_recid"\ny_pred = "is_recid"\n', "missing --by"),
+    ],
+)
+def test_bad_input_gives_one_line_error(capsys: pytest.CaptureFixture[str], tmp_path: Path,
+                                        extra: list[str], config: str | None,
+                                        message: str) -> None:
+    args = ["report", COMPAS, *extra]
+    if config is not None:
+        (tmp_path / "c.toml").write_text(config)
+        args += ["--config", str(tmp_path / "c.toml")]
+    code, out, err = _main(capsys, *args)
+    assert code == 2
+    assert message in _one_line_error(err)
+    assert out == ""
+
+
+def test_missing_input_and_unknown_format(capsys: pytest.CaptureFixture[str],
+                                          tmp_path: Path) -> None:
+    code, _, err = _main(capsys, "report", str(tmp_path / "nope.parquet"), "--y-true", "y",
+                         "--y-pred", "p", "--by", "g")
+    assert code == 2 and "does not exist" in _one_line_error(err)
+    (tmp_path / "data.xyz").write_text("a,b\n")
+    code, _, err = _main(capsys, "report", str(tmp_path / "data.xyz"), "--y-true", "y",
+                         "--y-pred", "p", "--by", "g")
+    assert code == 2 and "--input-format" in _one_line_error(err)
+    code, _, err = _main(capsys, "report", str(tmp_path / "*.parquet"), "--y-true", "y",
+                         "--y-pred", "p", "--by", "g")
+    assert code == 2 and "no parquet file matches" in _one_line_error(err)
+    code, _, err = _main(capsys, "report", COMPAS, "--config", str(tmp_path / "none.toml"))
+    assert code == 2 and "cannot read it" in _one_line_error(err)
+
+
+def test_csv_and_ipc_inputs_give_the_same_report(capsys: pytest.CaptureFixture[str],
+                                                 tmp_path: Path) -> None:
+    df = pl.read_parquet(COMPAS).select("race", "sex", "two_year_recid", "is_recid")
+    df.write_csv(tmp_path / "c.csv")
+    df.write_ipc(tmp_path / "c.arrow")
+    docs = []
+    for path in (COMPAS, str(tmp_path / "c.csv"), str(tmp_path / "c.arrow")):
+        code, out, err = _main(capsys, "report", path, "--y-true", "two_year_recid",
+                               "--y-pred", "is_recid", "--by", "sex", "--pos-label", "1",
+                               "--format", "json", "--no-progress")
+        assert code == 0, err
+        docs.append(json.loads(out)["sections"])
+    assert docs[0] == docs[1] == docs[2]
+
+
+def test_html_and_terminal_outputs(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    code, _, err = _main(capsys, "report", COMPAS, "--y-true", "two_year_recid", "--y-pred",
+                         "is_recid", "--by", "race", "--format", "html", "--no-plots",
+                         "-o", str(tmp_path / "r.html"))
+    assert code == 0, err
+    page = (tmp_path / "r.html").read_text()
+    assert "<svg" not in page and _external_refs(page) == []
+    code, out, _ = _main(capsys, "report", COMPAS, "--y-true", "two_year_recid", "--y-pred",
+                         "is_recid", "--by", "race", "--metrics", "tpr,fpr",
+                         "--criteria", "disparate_impact")
+    assert code == 0 and out.startswith("Fairness audit")
+    assert "true_positive_rate" in out and "accuracy" not in out
+
+
+def test_progress_only_when_enabled() -> None:
+    class Tty(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    quiet = io.StringIO()
+    with cli.progress("scanning", stream=quiet):
+        pass
+    assert quiet.getvalue() == ""
+    loud = Tty()
+    with cli.progress("scanning", stream=loud):
+        pass
+    assert "scanning: done in" in loud.getvalue()

@@ -1,0 +1,551 @@
+"""audit(), the Report, gates and the renderers.
+
+Oracle: a brute-force NumPy computation of the confusion counts and metrics per group, written
+here (it shares no code with the package); round trips compare JSON / Parquet outputs with the
+library's own functions.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from html.parser import HTMLParser
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import polars as pl
+import pytest
+from polars.testing import assert_frame_equal
+
+import polars_fairmetrics as pfm
+from polars_fairmetrics import plot, render
+from polars_fairmetrics.exceptions import FairMetricsError, InvalidOptionError
+from polars_fairmetrics.report import (
+    DEFAULT_AUDIT_CRITERIA,
+    Report,
+    Section,
+    audit,
+    parse_gate,
+)
+
+# ---------------------------------------------------------------------------------------------
+# data and the NumPy oracle
+# ---------------------------------------------------------------------------------------------
+
+
+def _frame(seed: int, n: int = 400, weighted: bool = False) -> pl.DataFrame:
+    rng = np.random.default_rng(seed)
+    g = rng.choice(["a", "b", "c"], size=n, p=[0.5, 0.35, 0.15])
+    s = rng.choice(["F", "M"], size=n)
+    y = rng.integers(0, 2, size=n)
+    p = rng.integers(0, 2, size=n)
+    # edge cases: group "c" has no actual positives; group "d" predicts nothing positive
+    y[g == "c"] = 0
+    extra = pl.DataFrame({"g": ["d"] * 5, "s": ["F"] * 5, "y": [1, 0, 1, 0, 1],
+                          "p": [0] * 5})
+    df = pl.DataFrame({"g": g, "s": s, "y": y, "p": p}).vstack(
+        extra.cast({"y": pl.Int64, "p": pl.Int64}))
+    if weighted:
+        w = np.random.default_rng(seed + 1).uniform(0, 3, size=df.height)
+        w[:3] = 0.0
+        df = df.with_columns(w=pl.Series(w))
+    return df
+
+
+def _oracle_counts(df: pl.DataFrame, attr: str, weight: str | None = None
+                   ) -> dict[str, dict[str, float]]:
+    g = df[attr].to_numpy()
+    y = df["y"].to_numpy() == 1
+    p = df["p"].to_numpy() == 1
+    w = df[weight].to_numpy() if weight else np.ones(len(y))
+    out = {}
+    for grp in sorted(set(g)):
+        m = g == grp
+        out[grp] = {
+            "tp": float(w[m & y & p].sum()), "fp": float(w[m & ~y & p].sum()),
+            "tn": float(w[m & ~y & ~p].sum()), "fn": float(w[m & y & ~p].sum()),
+        }
+    return out
+
+
+def _div(a: float, b: float) -> float | None:
+    return a / b if b != 0 else None
+
+
+def _oracle_metric(name: str, c: dict[str, float]) -> float | None:
+    tp, fp, tn, fn = c["tp"], c["fp"], c["tn"], c["fn"]
+    n = tp + fp + tn + fn
+    return {
+        "selection_rate": _div(tp + fp, n),
+        "base_rate": _div(tp + fn, n),
+        "accuracy": _div(tp + tn, n),
+        "true_positive_rate": _div(tp, tp + fn),
+        "false_positive_rate": _div(fp, fp + tn),
+        "false_negative_rate": _div(fn, tp + fn),
+        "positive_predictive_value": _div(tp, tp + fp),
+        "negative_predictive_value": _div(tn, tn + fn),
+    }[name]
+
+
+ORACLE_METRICS = ["selection_rate", "base_rate", "accuracy", "true_positive_rate",
+                  "false_positive_rate", "false_negative_rate", "positive_predictive_value",
+                  "negative_predictive_value"]
+
+
+def _close(a: float | None, b: float | None) -> bool:
+    if a is None or b is None:
+        return a is None and b is None
+    return math.isclose(a, b, rel_tol=1e-12, abs_tol=1e-12)
+
+
+# ---------------------------------------------------------------------------------------------
+# audit vs the oracle
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_audit_metrics_and_criteria_match_numpy_oracle(seed: int, weighted: bool) -> None:
+    df = _frame(seed, weighted=weighted)
+    w = "w" if weighted else None
+    r = audit(df.lazy(), y_true="y", y_pred="p", by=["g", "s"], weight=w,
+              reference={"g": "a", "s": "M"}, metrics=ORACLE_METRICS)
+    for attr, ref in (("g", "a"), ("s", "M")):
+        counts = _oracle_counts(df, attr, w)
+        got = r["metrics"].filter(pl.col("attribute") == attr)
+        assert sorted(set(got["group"].to_list())) == sorted(counts)
+        for row in got.iter_rows(named=True):
+            assert _close(row["value"], _oracle_metric(row["metric"], counts[row["group"]])), row
+        crit = r["criteria"].filter(pl.col("attribute") == attr)
+        for row in crit.iter_rows(named=True):
+            c, cr = counts[row["group"]], counts[ref]
+            base = {"statistical_parity_difference": "selection_rate",
+                    "disparate_impact": "selection_rate",
+                    "equal_opportunity_difference": "true_positive_rate",
+                    "predictive_equality_difference": "false_positive_rate",
+                    "false_negative_rate_difference": "false_negative_rate",
+                    "accuracy_equality_difference": "accuracy",
+                    "positive_predictive_parity_difference": "positive_predictive_value",
+                    "negative_predictive_parity_difference": "negative_predictive_value"}
+            name = row["criterion"]
+            if name == "equalized_odds_difference":
+                parts = []
+                for m in ("false_positive_rate", "false_negative_rate"):
+                    a, b = _oracle_metric(m, c), _oracle_metric(m, cr)
+                    parts.append(None if a is None or b is None else abs(a - b))
+                want = None if None in parts else max(p for p in parts if p is not None)
+            else:
+                a, b = _oracle_metric(base[name], c), _oracle_metric(base[name], cr)
+                if a is None or b is None:
+                    want = None
+                elif name == "disparate_impact":
+                    want = _div(a, b)
+                else:
+                    want = a - b
+            assert _close(row["value"], want), row
+
+
+def test_groups_section_reconciles_rows_and_reports_nulls() -> None:
+    df = _frame(3).with_columns(
+        y=pl.when(pl.int_range(pl.len()) < 7).then(None).otherwise(pl.col("y")))
+    r = audit(df, y_true="y", y_pred="p", by="g")
+    groups = r["groups"]
+    assert groups["n"].sum() + groups["n_null"].sum() == df.height
+    assert groups["n_null_y_true"].sum() == 7
+    assert r.inputs["n_rows"] == df.height and r.inputs["n_null"] == 7
+    assert math.isclose(groups["share"].sum(), 1.0)
+    assert any("left out" in n for n in r.section("groups").notes)
+
+
+def test_undefined_values_have_reasons() -> None:
+    r = audit(_frame(4), y_true="y", y_pred="p", by="g", reference="a")
+    und = r["undefined"]
+    tpr_c = und.filter(pl.col("group") == "c", pl.col("name") == "true_positive_rate")
+    assert tpr_c["reason"].to_list() == [pfm.METRICS["true_positive_rate"].undefined_when]
+    ppv_d = und.filter(pl.col("group") == "d", pl.col("name") == "positive_predictive_value")
+    assert ppv_d["reason"].to_list() == ["nothing is predicted positive"]
+    crit = und.filter(pl.col("section") == "criteria", pl.col("group") == "c",
+                      pl.col("name") == "equal_opportunity_difference")
+    assert "true_positive_rate of the group is undefined" in crit["reason"].item()
+    # every null in metrics and criteria is listed
+    n_null = (r["metrics"]["value"].null_count() + r["criteria"]["value"].null_count())
+    assert und.height == n_null
+    assert "undefined" in r.section("metrics").notes[0]
+
+
+def test_undefined_reason_for_zero_reference_ratio() -> None:
+    df = pl.DataFrame({"g": ["a", "a", "b", "b"], "y": [1, 0, 1, 0], "p": [0, 0, 1, 0]})
+    r = audit(df, y_true="y", y_pred="p", by="g", reference="a",
+              criteria=["disparate_impact"])
+    reason = r["undefined"].filter(pl.col("name") == "disparate_impact")["reason"].to_list()
+    assert reason == ["selection_rate of the reference is 0 (ratio x / 0)"] * 2
+
+
+def test_streaming_and_in_memory_agree_and_namespace_delegates() -> None:
+    lf = _frame(5, weighted=True).lazy()
+    kw: dict[str, Any] = {"y_true": "y", "y_pred": "p", "by": ["g", "s"], "weight": "w",
+                          "reference": "rest"}
+    a = audit(lf, engine="streaming", **kw)
+    b = audit(lf, engine="in-memory", **kw)
+    c = lf.fair.audit(**kw)
+    for name in a.section_names:
+        assert_frame_equal(a[name], b[name])
+        assert_frame_equal(a[name], c[name])
+
+
+def test_sections_equal_the_librarys_own_results() -> None:
+    df = _frame(6)
+    r = audit(df, y_true="y", y_pred="p", by="g", reference="b", metrics="all")
+    direct = pfm.disparities(df, y_true="y", y_pred="p", by="g", reference="b",
+                             metrics=list(pfm.METRICS))
+    got = r["disparities"].drop("attribute").rename({"group": "g"}).drop("reference")
+    assert_frame_equal(got, direct.drop("reference"), check_row_order=False)
+    gm = pfm.group_metrics(df, y_true="y", y_pred="p", by="g")
+    got_m = r["metrics"].drop("attribute").rename({"group": "g"})
+    assert_frame_equal(got_m, gm, check_row_order=False)
+
+
+def test_intersectional_and_score_threshold() -> None:
+    df = _frame(7).with_columns(score=pl.col("p") * 0.6 + 0.2)
+    r = audit(df, y_true="y", y_score="score", threshold=0.5, by=["g", "s"],
+              intersectional=True, reference=("a", "M"))
+    assert r["groups"]["attribute"].unique().to_list() == ["g & s"]
+    assert "a & M" in r["groups"]["group"].to_list()
+    assert r.inputs["threshold"] == 0.5
+    plain = audit(df, y_true="y", y_pred="p", by=["g", "s"], intersectional=True,
+                  reference=("a", "M"))
+    assert_frame_equal(r["criteria"], plain["criteria"])
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"by": []}, "at least one by"),
+        ({"by": ["g", "s"], "reference": "a"}, "several attributes"),
+        ({"by": ["g", "s"], "reference": {"g": "a"}}, "no group for attribute"),
+        ({"by": "g", "reference": {"zz": "a"}}, "not among"),
+        ({"by": "g", "criteria": ["nope"]}, "unknown criterion"),
+        ({"by": "g", "metrics": ["nope"]}, "unknown metric"),
+    ],
+)
+def test_audit_option_errors(kwargs: dict[str, Any], message: str) -> None:
+    with pytest.raises(InvalidOptionError, match=message):
+        audit(_frame(0), y_true="y", y_pred="p", **kwargs)
+
+
+def test_missing_column_raises_at_build_time() -> None:
+    with pytest.raises(pfm.ColumnNotFoundError, match="'nope'"):
+        audit(_frame(0).lazy(), y_true="y", y_pred="p", by="nope")
+
+
+# ---------------------------------------------------------------------------------------------
+# extension point
+# ---------------------------------------------------------------------------------------------
+
+
+def test_extra_sections_plug_in_and_may_replace() -> None:
+    def sizes(ctx: Any) -> Section:
+        return Section("sizes", "Sizes", "n per group", ctx.counts.select("attribute", "group",
+                                                                            "n"))
+
+    def absent(ctx: Any) -> None:
+        return None
+
+    def with_ci(ctx: Any) -> Section:
+        m = ctx.sections["metrics"]
+        t = m.table.with_columns(ci_low=pl.col("value") - 0.1, ci_high=pl.col("value") + 0.1)
+        return Section(m.name, m.title, m.description, t, m.notes)
+
+    r = audit(_frame(1), y_true="y", y_pred="p", by="g",
+              extra_sections=[sizes, absent, with_ci])
+    assert r.section_names[-1] == "sizes" and "absent" not in r
+    assert r.section("metrics").has_intervals
+    assert r.notes == []  # intervals present: no "point estimates only" note
+    view = render.section_views(r.section("metrics"))[0][1]
+    assert re.search(r"\d\.\d{4} \[\d\.\d{4}, \d\.\d{4}\]", view.row(0)[1])
+    assert "[" in r.to_markdown()
+
+
+# ---------------------------------------------------------------------------------------------
+# gates
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["__import__('os').system('true') < 1", "disparate_impact < 0.8 or 1", "disparate_impact",
+     "abs(disparate_impact) ci_excludes 0", "nope < 1", "disparate_impact < abc",
+     "disparate_impact <> 1", "lambda: 0 < 1"],
+)
+def test_gate_parser_rejects(text: str) -> None:
+    with pytest.raises(InvalidOptionError):
+        parse_gate(text)
+
+
+def test_gates_semantics() -> None:
+    df = pl.DataFrame({"g": ["a"] * 4 + ["b"] * 4 + ["c"] * 4,
+                       "y": [1, 0, 1, 0] * 3,
+                       "p": [1, 1, 1, 0, 1, 0, 0, 0, 1, 1, 0, 0]})
+    # selection rates a 0.75, b 0.25, c 0.5; reference a
+    r = audit(df, y_true="y", y_pred="p", by="g", reference="a")
+    di, spd, sr, ratio, ok = r.check(
+        "disparate_impact < 0.5",
+        "abs(statistical_parity_difference) >= 0.5",
+        "selection_rate <= 0.25",
+        "selection_rate_ratio < 0.8",
+        "disparate_impact > 1.0",
+    )
+    assert di.failed and di.violations["group"].to_list() == ["b"]
+    assert spd.failed and spd.violations["value"].to_list() == [0.5]
+    assert sr.failed and sr.violations["group"].to_list() == ["b"]
+    assert ratio.violations["group"].to_list() == ["b", "c"]
+    assert not ok.failed and ok.n_checked == 2  # the reference group itself is not checked
+    assert di.message.startswith("FAIL disparate_impact < 0.5: g=b")
+    with pytest.raises(InvalidOptionError, match="needs confidence intervals"):
+        r.check("equal_opportunity_difference ci_excludes 0")
+
+
+def test_gate_ci_excludes_with_intervals_and_undefined_counted() -> None:
+    def with_ci(ctx: Any) -> Section:
+        c = ctx.sections["criteria"]
+        t = c.table.with_columns(ci_low=pl.col("value") - 0.05, ci_high=pl.col("value") + 0.05)
+        return Section(c.name, c.title, c.description, t)
+
+    r = audit(_frame(2), y_true="y", y_pred="p", by="g", reference="a",
+              extra_sections=[with_ci])
+    (res,) = r.check("equal_opportunity_difference ci_excludes 0")
+    eo = r["criteria"].filter(pl.col("criterion") == "equal_opportunity_difference",
+                              pl.col("group") != "a")
+    want = eo.filter((pl.col("ci_low") > 0) | (pl.col("ci_high") < 0))["group"].to_list()
+    assert res.violations["group"].to_list() == want
+    assert res.n_undefined == 1  # group c has no positives
+
+
+# ---------------------------------------------------------------------------------------------
+# renderers
+# ---------------------------------------------------------------------------------------------
+
+
+def _check_schema(doc: dict[str, Any]) -> None:
+    assert set(doc) == {"schema_version", "generated_by", "inputs", "notes", "sections"}
+    assert doc["schema_version"] == "1"
+    assert doc["generated_by"].startswith("polars_fairmetrics ")
+    for key in ("y_true", "y_pred", "y_score", "threshold", "by", "intersectional", "weight",
+                "reference", "pos_label", "neg_label", "metrics", "criteria", "source",
+                "n_rows", "n_counted", "n_null"):
+        assert key in doc["inputs"], key
+    assert isinstance(doc["notes"], list)
+    for name, s in doc["sections"].items():
+        assert set(s) >= {"title", "description", "notes", "columns", "rows"}, name
+        names = [c["name"] for c in s["columns"]]
+        assert all(set(c) == {"name", "dtype"} for c in s["columns"])
+        assert all(list(row) == names for row in s["rows"]), name
+
+
+def test_json_schema_and_round_trip(tmp_path: Path) -> None:
+    df = _frame(8, weighted=True)
+    r = audit(df, y_true="y", y_pred="p", by=["g", "s"], weight="w",
+              reference={"g": "a", "s": "F"})
+    text = r.to_json(tmp_path / "r.json")
+    doc = json.loads((tmp_path / "r.json").read_text())
+    assert doc == json.loads(text) == r.to_dict()
+    _check_schema(doc)
+    assert list(doc["sections"]) == r.section_names
+    for name in r.section_names:
+        s = doc["sections"][name]
+        back = pl.DataFrame(s["rows"], schema=r[name].schema, orient="row")
+        assert_frame_equal(back, r[name])
+    # numbers equal the library's own results
+    crit = pfm.fairness_criteria(df, y_true="y", y_pred="p", by="g", weight="w", reference="a")
+    back = pl.DataFrame(doc["sections"]["criteria"]["rows"]).filter(pl.col("attribute") == "g")
+    assert_frame_equal(back.select("group", "criterion", "value").rename({"group": "g"}),
+                       crit.select("g", "criterion", "value"), check_row_order=False)
+
+
+def test_parquet_round_trip(tmp_path: Path) -> None:
+    df = _frame(9)
+    r = audit(df, y_true="y", y_pred="p", by="g", reference="rest")
+    written = r.write_parquet(tmp_path / "out")
+    assert {p.name for p in written} == {f"{n}.parquet" for n in r.section_names} | {
+        "manifest.json"}
+    manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
+    assert manifest["schema_version"] == "1"
+    for name in r.section_names:
+        assert manifest["sections"][name]["file"] == f"{name}.parquet"
+        assert_frame_equal(pl.read_parquet(tmp_path / "out" / f"{name}.parquet"), r[name])
+    direct = pfm.disparities(df, y_true="y", y_pred="p", by="g", reference="rest",
+                             metrics=list(r.inputs["metrics"]))
+    back = pl.read_parquet(tmp_path / "out" / "disparities.parquet")
+    both = back.join(direct, left_on=["group", "metric"], right_on=["g", "metric"])
+    assert both.height == direct.height
+    assert (both["difference"] - both["difference_right"]).abs().max() == 0  # type: ignore[operator]
+
+
+EVIL = "<script>alert(1)</script>"
+
+
+def _evil_report() -> Report:
+    df = pl.DataFrame({"g": [EVIL, EVIL, "$x^2$ & <b>", "$x^2$ & <b>", "ok", "ok"],
+                       "y": [1, 0, 1, 0, 1, 0], "p": [1, 0, 1, 1, 0, 0]})
+    return audit(df, y_true="y", y_pred="p", by="g", reference="ok", source='"><img src=x>')
+
+
+class _Refs(HTMLParser):
+    """Every tag and attribute that could load something, from a real HTML parse."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.bad: list[str] = []
+        self.tags: list[str] = []
+        self._in_style = False
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append(tag)
+        if tag in ("script", "link", "iframe", "object", "embed", "img", "base") or (
+                tag == "meta" and any(k == "http-equiv" for k, _ in attrs)):
+            self.bad.append(f"<{tag}>")
+        for key, value in attrs:
+            if key in ("src", "href", "xlink:href", "srcset", "action", "data") and value and \
+                    not (value.startswith("#") or value.startswith("data:")):
+                self.bad.append(f"{tag} {key}={value}")
+            if key.startswith("on"):
+                self.bad.append(f"{tag} {key}")
+            if key == "style" and value and re.search(r"url\(|@import", value):
+                self.bad.append(f"{tag} style={value}")
+        self._in_style = tag == "style"
+
+    def handle_endtag(self, tag: str) -> None:
+        self._in_style = False
+
+    def handle_data(self, data: str) -> None:
+        if self._in_style and re.search(r"url\(\s*['\"]?(?!#|data:)|@import", data):
+            self.bad.append("style: external url or @import")
+
+
+def _external_refs(page: str) -> list[str]:
+    parser = _Refs()
+    parser.feed(page)
+    return parser.bad
+
+
+def test_html_is_self_contained_and_escapes_data(tmp_path: Path) -> None:
+    r = _evil_report()
+    page = r.to_html(tmp_path / "r.html")
+    assert (tmp_path / "r.html").read_text(encoding="utf-8") == page
+    assert page.startswith("<!DOCTYPE html>")
+    assert _external_refs(page) == []
+    assert EVIL not in page and "<img" not in page and "<b>" not in page
+    parser = _Refs()
+    parser.feed(page)
+    assert not {"script", "img", "b"} & set(parser.tags)
+    assert html_escape(EVIL) in page
+    assert page.count("<svg") == 2  # bars of the metrics, forest plot of the criteria
+    assert "four-fifths band" in page
+    fragment = r._repr_html_()
+    assert EVIL not in fragment and _external_refs(fragment) == []
+
+
+def html_escape(text: str) -> str:
+    import html
+
+    return html.escape(text)
+
+
+def test_html_without_matplotlib_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(plot, "available", lambda: False)
+    page = _evil_report().to_html()
+    assert "<svg" not in page
+    assert render.MISSING_PLOT_NOTE in page.replace("&#x27;", "'")
+    no_plots = _evil_report().to_html(plots=False)
+    assert "<svg" not in no_plots and "Plots were not requested" in no_plots
+
+
+def test_markdown_and_terminal() -> None:
+    r = _evil_report()
+    md = r.to_markdown()
+    assert EVIL not in md and "&lt;script&gt;" in md
+    for s in r.sections.values():
+        assert f"## {s.title}" in md
+    text = str(r)
+    assert text.startswith("Fairness audit")
+    for s in r.sections.values():
+        assert s.title in text
+    assert "point estimates only" in text.lower()
+
+
+def test_report_access() -> None:
+    r = audit(_frame(0), y_true="y", y_pred="p", by="g")
+    assert "metrics" in r and "curves" not in r
+    with pytest.raises(KeyError, match="no section 'curves'"):
+        r.section("curves")
+    assert repr(r).startswith("Report(sections=")
+    assert set(DEFAULT_AUDIT_CRITERIA) == set(r["criteria"]["criterion"].unique().to_list())
+
+
+def test_errors_are_fairmetrics_errors() -> None:
+    with pytest.raises(FairMetricsError):
+        audit(_frame(0), y_true="y", y_pred="p", by="g", reference="zz")
+
+
+def test_by_columns_named_group_or_attribute() -> None:
+    df = _frame(10).rename({"g": "group", "s": "attribute"})
+    r = audit(df.lazy(), y_true="y", y_pred="p", by=["group", "attribute"],
+              reference={"group": "a", "attribute": "M"})
+    assert r["groups"]["attribute"].unique(maintain_order=True).to_list() == ["group",
+                                                                             "attribute"]
+    plain = audit(_frame(10), y_true="y", y_pred="p", by=["g", "s"],
+                  reference={"g": "a", "s": "M"})
+    renamed = {"group": "g", "attribute": "s"}
+    assert_frame_equal(
+        r["criteria"].with_columns(pl.col("attribute").replace(renamed)),
+        plain["criteria"], check_row_order=False)
+
+
+def test_plot_building_blocks_for_later_sections() -> None:
+    curve = pl.DataFrame({"group": ["a", "a", "a", EVIL, EVIL, EVIL],
+                          "false_positive_rate": [0.0, 0.5, 1.0] * 2,
+                          "true_positive_rate": [0.0, 0.7, 1.0, 0.0, 0.4, 1.0]})
+    svg = plot.curve_svg(curve, x="false_positive_rate", y="true_positive_rate",
+                         title="ROC by g", diagonal=True)
+    assert svg.startswith("<svg") and EVIL not in svg and _external_refs(svg) == []
+    raw = pl.DataFrame({"group": ["a"] * 5 + ["b"] * 5,
+                        "label_stability": [0.1, 0.5, 0.9, 1.0, 1.0] * 2})
+    assert plot.histogram_svg(raw, value="label_stability", title="t", group="group",
+                              bins=5).startswith("<svg")
+    binned = pl.DataFrame({"group": ["a", "a", "b", "b"], "left": [0.0, 0.5] * 2,
+                           "right": [0.5, 1.0] * 2, "count": [3, 7, 5, 5]})
+    assert plot.binned_histogram_svg(binned, left="left", right="right", count="count",
+                                     title="t", xlabel="label stability",
+                                     group="group").startswith("<svg")
+
+
+def test_sections_follow_the_attribute_order_and_typed_references() -> None:
+    df = pl.DataFrame({"k": [1, 1, 2, 2, None], "b": [True, False, True, False, True],
+                       "y": [1, 0, 1, 0, 1], "p": [1, 1, 0, 0, 1]})
+    r = audit(df, y_true="y", y_pred="p", by=["k", "b"], reference={"k": 2, "b": True})
+    assert r.inputs["reference"] == {"k": "2", "b": "true"}
+    for name in ("groups", "metrics", "disparities", "criteria", "between_groups"):
+        assert r[name]["attribute"].unique(maintain_order=True).to_list() == ["k", "b"], name
+    di = r["criteria"].filter(pl.col("criterion") == "disparate_impact")
+    assert di["group"].to_list() == ["1", "2", None, "false", "true"]
+    assert di["value"].to_list()[:2] == [None, None]  # the reference k = 2 selects nobody
+
+
+def test_audit_scans_the_input_once(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    path = tmp_path / "rows.parquet"
+    _frame(12, weighted=True).write_parquet(path)
+    scans: list[int] = []
+    original = pl.LazyFrame.collect
+
+    def counting(self: pl.LazyFrame, *args: Any, **kwargs: Any) -> Any:
+        plan = self.explain(optimized=True)
+        if "rows.parquet" in plan:  # a query reading the input (not a small in-memory table)
+            scans.append(plan.count("Parquet SCAN"))
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(pl.LazyFrame, "collect", counting)
+    audit(pl.scan_parquet(path), y_true="y", y_pred="p", by=["g", "s"], weight="w",
+          reference="rest")
+    assert scans == [1]  # one collect reading the file, with one scan in its plan
