@@ -464,14 +464,25 @@ def bootstrap_counts(
     seed: int | None = None,
     confidence: float = 0.95,
     method: Method = "percentile",
+    weight_key: str | None = None,
+    reweight_by: str | None = None,
+    population_shares: Mapping[Any, float] | None = None,
 ) -> FrameT:
-    """Intervals of any count-table statistic, by the count engine (:func:`resample_counts`).
+    r"""Intervals of any count-table statistic, by the count engine (:func:`resample_counts`).
 
     ``statistic`` receives the replicate count table (eager; replicate 0 is the observed table)
     and returns a long frame: ``replicate``, key columns, and a Float ``value`` column. Any
     function of :func:`~polars_fairmetrics.metrics_from_counts` /
     :func:`~polars_fairmetrics.disparities` kind works, since they treat ``replicate`` as a
-    partition. The intervals are those of :func:`intervals`, with ``engine = "counts"``.
+    partition; so do curve summaries of a thresholded table (the score-bin cells are resampled
+    and the per-threshold counts rebuilt). The intervals are those of :func:`intervals`, with
+    ``engine = "counts"``.
+
+    Weighted statistics: ``weight_key`` names a key column holding each cell's row weight
+    (count with ``by=[..., weight]``); ``reweight_by`` + ``population_shares`` give the
+    sample-dependent stratum weights :math:`w_s = p_s N^* / N^*_s` recomputed in every
+    replicate (see :func:`bootstrap_metrics`). Either way the statistic receives the table
+    summed over those columns, with weighted sums ``tp_w … n_w``.
 
     Examples
     --------
@@ -491,12 +502,24 @@ def bootstrap_counts(
     keys, thresholded = _table_keys(schema.names())
     strata_cols = as_list(strata)
     require_columns(pl.Schema({k: schema[k] for k in keys}), "strata", strata_cols)
+    if (reweight_by is None) != (population_shares is None):
+        raise InvalidOptionError("pass reweight_by= and population_shares= together")
+    extra = [c for c in (weight_key, reweight_by) if c is not None]
+    require_columns(pl.Schema({k: schema[k] for k in keys}), "weight_key/reweight_by", extra)
+    keep = [k for k in keys if k not in extra]
+
+    def prepare(rep: pl.DataFrame) -> pl.DataFrame:
+        if not extra:
+            return rep
+        return _collapse(rep, keep, weight_key=weight_key, reweight_by=reweight_by,
+                         shares=population_shares)
+
     empty = pl.DataFrame(schema=_replicate_schema(dict(schema), keys, thresholded))
-    stat_schema = _stat_schema(statistic(empty))
+    stat_schema = _stat_schema(statistic(prepare(empty)))
 
     def run(table: pl.DataFrame) -> pl.DataFrame:
         rep = _draw(table, keys, thresholded, strata_cols, n_resamples, seed, True)
-        return _stat_frame(statistic(rep), stat_schema)
+        return _stat_frame(statistic(prepare(rep)), stat_schema)
 
     if isinstance(counts, pl.DataFrame):
         reps: FrameT = run(counts)
