@@ -488,3 +488,74 @@ def test_errors_count_tables() -> None:
     with pytest.raises(InvalidOptionError, match="Poisson"):
         bootstrap_rows(df, lambda f: f.select(pl.lit(1.0).alias("value")), n_resamples=2,
                        strata="g", multiplicity="poisson")
+
+
+@pytest.mark.parametrize("reference", ["overall", "rest", "b"])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_fast_statistics_equal_the_core_functions(reference: str, weighted: bool) -> None:
+    """bootstrap_metrics evaluates wide; the result equals disparities / fairness_criteria /
+    between_groups on the replicate table followed by intervals()."""
+    from polars_fairmetrics.bootstrap import (
+        _collapse,
+        _draw,
+        _finish,
+        _metric_intervals,
+        _metric_statistics,
+    )
+
+    df = pl.concat([make_rows(300, 10, weights=True),
+                    pl.DataFrame({"g": ["tiny"], "y": [0], "p": [0], "w": [1.0]},
+                                 schema={"g": pl.String, "y": pl.Int8, "p": pl.Int8,
+                                         "w": pl.Float64})])
+    counts = pfm.confusion_counts(df, y_true="y", y_pred="p", by=["g", "w"], weight="w")
+    rep = _draw(counts, ["g", "w"], False, [], 200, 1, True)
+    col = _collapse(rep, ["g"], weight_key="w" if weighted else None, reweight_by=None,
+                    shares=None)
+    names = ["tpr", "ppv", "mcc", "selection_rate"]
+    names = [pfm.metrics.resolve_metric(m).name for m in names]
+    crit = ["equalized_odds_difference", "disparate_impact"]
+    for method in ("percentile", "basic"):
+        fast = _metric_intervals(col, ["g"], names, reference, weighted, crit, 0.9, method,
+                                 "counts")
+        slow = _finish(_metric_statistics(col, ["g"], names, reference, weighted, crit),
+                       ["g"], False, names, crit, 0.9, method, "counts")
+        assert fast.columns == slow.columns
+        assert fast.select("statistic", "g", "metric", "n_defined", "n_resamples").equals(
+            slow.select("statistic", "g", "metric", "n_defined", "n_resamples"))
+        for c in ("estimate", "ci_low", "ci_high", "std_error"):
+            a, b = fast[c].to_numpy(), slow[c].to_numpy()
+            assert np.array_equal(np.isnan(a.astype(float)), np.isnan(b.astype(float))), c
+            ok = ~np.isnan(a.astype(float))
+            assert np.allclose(a[ok], b[ok], rtol=1e-12, atol=1e-12), c
+
+
+def test_fast_statistics_equal_the_core_functions_with_thresholds() -> None:
+    from polars_fairmetrics.bootstrap import (
+        _collapse,
+        _draw,
+        _finish,
+        _metric_intervals,
+        _metric_statistics,
+    )
+
+    rng = np.random.default_rng(12)
+    n = 500
+    df = pl.DataFrame({"g": rng.choice(["a", "b", "c"], n), "y": rng.integers(0, 2, n),
+                       "s": np.round(rng.random(n), 2)})
+    counts = pfm.confusion_counts(df, y_true="y", y_score="s", threshold=[0.2, 0.5, 0.97],
+                                  by="g")
+    rep = _collapse(_draw(counts, ["g"], True, ["g"], 150, 2, True), ["g"], weight_key=None,
+                    reweight_by=None, shares=None)
+    names = ["true_positive_rate", "positive_predictive_value"]
+    crit = ["equalized_odds_difference"]
+    fast = _metric_intervals(rep, ["g"], names, "a", False, crit, 0.95, "percentile", "counts")
+    slow = _finish(_metric_statistics(rep, ["g"], names, "a", False, crit), ["g"], True, names,
+                   crit, 0.95, "percentile", "counts")
+    assert fast.select("statistic", "g", "threshold", "metric", "n_defined").equals(
+        slow.select("statistic", "g", "threshold", "metric", "n_defined"))
+    for c in ("estimate", "ci_low", "ci_high", "std_error"):
+        a, b = fast[c].fill_null(-9.0).to_numpy(), slow[c].fill_null(-9.0).to_numpy()
+        assert np.allclose(a, b, rtol=1e-12, atol=1e-12), c
+    out = bootstrap_metrics(df, y_true="y", y_score="s", threshold=[0.2, 0.5, 0.97], by="g",
+                            metrics=names, reference="a", n_resamples=50, seed=1)
+    assert out["threshold"].n_unique() == 3
