@@ -30,6 +30,7 @@ from __future__ import annotations
 import math
 import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from statistics import NormalDist
 from typing import Any, Literal, cast
 
 import numpy as np
@@ -65,8 +66,9 @@ __all__ = [
     "resample_counts",
 ]
 
-Method = Literal["percentile", "basic"]
-"""Interval methods: ``"percentile"`` and ``"basic"`` (reverse percentile, the seed's formula)."""
+Method = Literal["percentile", "basic", "bca"]
+"""Interval methods: ``"percentile"``, ``"basic"`` (reverse percentile, the seed's formula) and
+``"bca"`` (bias-corrected and accelerated; :func:`bootstrap_metrics` with the count engine)."""
 
 REPLICATE = "replicate"
 INTERVAL_COLUMNS: tuple[str, ...] = (
@@ -92,8 +94,18 @@ def _check_common(n_resamples: int, confidence: float, method: str) -> None:
         raise InvalidOptionError(f"n_resamples must be a positive integer, got {n_resamples!r}")
     if not isinstance(confidence, (int, float)) or not 0.0 < float(confidence) < 1.0:
         raise InvalidOptionError(f"confidence must be strictly between 0 and 1, got {confidence!r}")
-    if method not in ("percentile", "basic"):
-        raise InvalidOptionError(f"method must be 'percentile' or 'basic', got {method!r}")
+    if method not in ("percentile", "basic", "bca"):
+        raise InvalidOptionError(
+            f"method must be 'percentile', 'basic' or 'bca', got {method!r}"
+        )
+
+
+def _no_bca(method: str, where: str) -> None:
+    if method == "bca":
+        raise InvalidOptionError(
+            f"method='bca' is available in bootstrap_metrics (count engine), not in {where}; "
+            "use 'percentile' or 'basic'"
+        )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -153,6 +165,7 @@ def intervals(
     (0.35, 0.65)
     """
     _check_common(1, confidence, method)
+    _no_bca(method, "intervals()")
     schema = schema_of(replicates)
     require_columns(schema, "replicate", [REPLICATE])
     require_columns(schema, "value", ["value"])
@@ -237,8 +250,15 @@ def _draw(
     n_resamples: int,
     seed: int | None,
     include_observed: bool,
+    jackknife: list[Any] | None = None,
 ) -> pl.DataFrame:
-    """Replicate count table: multinomial draws of the cells of ``table`` (eager, small)."""
+    """Replicate count table: multinomial draws of the cells of ``table`` (eager, small).
+
+    With ``jackknife`` (a list, filled in place with the cell counts), the leave-one-out
+    tables follow the bootstrap replicates as replicates B+1 … B+K: one per non-empty cell,
+    that cell minus one row; every row of the cell gives the same table, so its weight in the
+    jackknife is the cell count.
+    """
     order = [*keys, *(["threshold"] if thresholded else [])]
     table = table.sort(order, nulls_last=True) if order else table
     n_null = (
@@ -293,6 +313,19 @@ def _draw(
     if include_observed:
         draws = np.concatenate([cells[None], draws], axis=0)
         rep_ids = np.concatenate([[0], rep_ids])
+    if jackknife is not None:
+        nonzero = np.flatnonzero(cells.ravel() > 0)
+        if nonzero.size * cells.size > 50_000_000:
+            raise InvalidOptionError(
+                f"BCa needs {nonzero.size:,} leave-one-out tables of {cells.size:,} cells: too "
+                "many (fewer thresholds, or method='percentile'/'basic')"
+            )
+        loo = np.repeat(cells[None], nonzero.size, axis=0).reshape(nonzero.size, -1)
+        loo[np.arange(nonzero.size), nonzero] -= 1
+        draws = np.concatenate([draws, loo.reshape(nonzero.size, *cells.shape)], axis=0)
+        rep_ids = np.concatenate([rep_ids, np.arange(n_resamples + 1,
+                                                     n_resamples + 1 + nonzero.size)])
+        jackknife.extend(cells.ravel()[nonzero].tolist())
     n_reps = draws.shape[0]
     if thresholded:
         k = n_thr + 1
@@ -501,6 +534,7 @@ def bootstrap_counts(
     [('a', 1.0, 200), ('b', 0.0, 200)]
     """
     _check_common(n_resamples, confidence, method)
+    _no_bca(method, "bootstrap_counts()")
     schema = schema_of(counts)
     keys, thresholded = _table_keys(schema.names())
     strata_cols = as_list(strata)
@@ -674,6 +708,7 @@ def bootstrap_rows(
     [('a', 1.0, 20, 'rows'), ('b', 0.0, 20, 'rows')]
     """
     _check_common(n_resamples, confidence, method)
+    _no_bca(method, "bootstrap_rows()")
     strata_cols = as_list(strata)
     report = _progress(progress)
     parts = []
@@ -738,11 +773,46 @@ _INTERVAL_SCHEMA: dict[str, pl.DataType] = {
 }
 
 
-def _matrix_intervals(values: Any, confidence: float, method: str) -> dict[str, Any]:
+def _bca_bounds(x: Any, est: float, jack: Any, weights: Any, alpha: float
+                ) -> tuple[float, float]:
+    r"""BCa quantile levels applied to the defined replicate values ``x`` (sorted or not).
+
+    Bias correction :math:`z_0 = \Phi^{-1}((\#\{x^* < \hat x\} + \#\{x^* = \hat x\}/2)
+    / B)`; acceleration from the weighted jackknife
+    :math:`a = \sum c_k d_k^3 / (6 (\sum c_k d_k^2)^{3/2})`, :math:`d_k = \bar\theta -
+    \theta_{(k)}`; levels :math:`\Phi(z_0 + (z_0 + z_p) / (1 - a (z_0 + z_p)))`.
+    """
+    nd = NormalDist()
+    if x.size == 0 or math.isnan(est):
+        return math.nan, math.nan
+    prop = (float((x < est).sum()) + 0.5 * float((x == est).sum())) / x.size
+    if not 0.0 < prop < 1.0:
+        return math.nan, math.nan
+    z0 = nd.inv_cdf(prop)
+    ok = ~np.isnan(jack)
+    acc = 0.0
+    if ok.any():
+        w, th = weights[ok], jack[ok]
+        d = (w * th).sum() / w.sum() - th
+        den = 6.0 * float((w * d * d).sum()) ** 1.5
+        acc = float((w * d ** 3).sum()) / den if den > 0 else 0.0
+    levels = []
+    for p in (alpha / 2, 1 - alpha / 2):
+        zp = z0 + nd.inv_cdf(p)
+        denom = 1.0 - acc * zp
+        levels.append(nd.cdf(z0 + zp / denom) if denom > 0 else (0.0 if p < 0.5 else 1.0))
+    lo, hi = np.quantile(x, levels)
+    return float(lo), float(hi)
+
+
+def _matrix_intervals(values: Any, confidence: float, method: str,
+                      jack_weights: Sequence[float] | None = None) -> dict[str, Any]:
     """:func:`intervals` on a (statistics × replicates) matrix, NaN = undefined; column 0 is
-    the observed value. Same quantile rule (linear, numpy's default) and ddof = 1."""
+    the observed value, then the bootstrap replicates, then (BCa) the jackknife tables.
+    Same quantile rule (linear, numpy's default) and ddof = 1."""
+    n_jack = len(jack_weights) if jack_weights is not None else 0
     est = values[:, 0]
-    boot = values[:, 1:]
+    boot = values[:, 1:values.shape[1] - n_jack]
     alpha = 1.0 - confidence
     n_stats, n_boot = boot.shape
     q_lo, q_hi = np.full(n_stats, np.nan), np.full(n_stats, np.nan)
@@ -761,8 +831,15 @@ def _matrix_intervals(values: Any, confidence: float, method: str) -> dict[str, 
             std[i] = np.std(x, ddof=1)
     if method == "percentile":
         low, high = q_lo, q_hi
-    else:
+    elif method == "basic":
         low, high = 2 * est - q_hi, 2 * est - q_lo
+    else:
+        weights = np.asarray(jack_weights, dtype=np.float64)
+        jack = values[:, values.shape[1] - n_jack:]
+        low, high = np.full(n_stats, np.nan), np.full(n_stats, np.nan)
+        for row in range(n_stats):
+            x = boot[row][~undefined[row]]
+            low[row], high[row] = _bca_bounds(x, float(est[row]), jack[row], weights, alpha)
     return {"estimate": est, "ci_low": low, "ci_high": high, "std_error": std,
             "n_defined": n_def.astype(np.int64)}
 
@@ -777,6 +854,7 @@ def _metric_intervals(
     confidence: float,
     method: Method,
     engine: str,
+    jack_weights: Sequence[float] | None = None,
 ) -> pl.DataFrame:
     """Intervals of every metric, disparity, criterion and summary of a replicate table.
 
@@ -859,7 +937,7 @@ def _metric_intervals(
     frames = []
     if columns:
         matrix = np.concatenate(blocks, axis=0)
-        res = _matrix_intervals(matrix, confidence, method)
+        res = _matrix_intervals(matrix, confidence, method, jack_weights)
         lab = pl.DataFrame({"statistic": [s for s, _ in labels], "metric": [m for _, m in labels]})
         idx = np.arange(len(columns) * cells)
         frames.append(pl.concat([lab[idx // cells], group_keys[idx % cells],
@@ -879,7 +957,7 @@ def _metric_intervals(
             rows += [("between_groups_difference", m, (hi - lo).T),
                      ("between_groups_ratio", m, ratio.T)]
         matrix = np.concatenate([r[2] for r in rows], axis=0)
-        res = _matrix_intervals(matrix, confidence, method)
+        res = _matrix_intervals(matrix, confidence, method, jack_weights)
         idx = np.arange(len(rows) * n_thr)
         lab = pl.DataFrame({"statistic": [r[0] for r in rows], "metric": [r[1] for r in rows]})
         parts = [lab[idx // n_thr]]
@@ -888,7 +966,7 @@ def _metric_intervals(
         frames.append(pl.concat([*parts, pl.DataFrame(res, nan_to_null=True)],
                                 how="horizontal"))
     out = pl.concat(frames, how="diagonal_relaxed").with_columns(
-        pl.lit(n_reps - 1, dtype=pl.Int64).alias("n_resamples"),
+        pl.lit(n_reps - 1 - len(jack_weights or ()), dtype=pl.Int64).alias("n_resamples"),
         pl.lit(float(confidence)).alias("confidence"),
         pl.lit(method).alias("method"),
         pl.lit(engine).alias("engine"),
@@ -1058,11 +1136,18 @@ def bootstrap_metrics(
     thresholded = y_score is not None
     crit = list(criteria)
 
-    def finish(rep: pl.DataFrame, engine_name: str) -> pl.DataFrame:
+    if method == "bca" and chosen == "rows":
+        raise InvalidOptionError(
+            "method='bca' needs the count engine (its jackknife is one table per cell); the "
+            "row engine would need one pass per row: use 'percentile' or 'basic'"
+        )
+
+    def finish(rep: pl.DataFrame, engine_name: str,
+               jack: Sequence[float] | None = None) -> pl.DataFrame:
         collapsed = _collapse(rep, keys, weight_key=weight if chosen == "counts" else None,
                               reweight_by=reweight_by, shares=population_shares)
         return _metric_intervals(collapsed, keys, names, reference, weighted, crit,
-                                 confidence, method, engine_name)
+                                 confidence, method, engine_name, jack)
 
     if chosen == "rows":
         out = _rows_metric_replicates(
@@ -1077,8 +1162,9 @@ def bootstrap_metrics(
     ckeys, _ = _table_keys(cschema.names())
 
     def run(table: pl.DataFrame) -> pl.DataFrame:
-        rep = _draw(table, ckeys, thresholded, strata, n_resamples, seed, True)
-        return finish(rep, "counts")
+        jack: list[Any] | None = [] if method == "bca" else None
+        rep = _draw(table, ckeys, thresholded, strata, n_resamples, seed, True, jack)
+        return finish(rep, "counts", jack)
 
     out_schema: dict[str, pl.DataType] = {"statistic": pl.String()}
     out_schema.update({k: cschema[k] for k in keys})

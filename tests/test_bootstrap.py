@@ -463,7 +463,8 @@ def test_poisson_rows_and_progress(capsys: pytest.CaptureFixture[str]) -> None:
     [
         ({"n_resamples": 0}, "n_resamples"),
         ({"confidence": 1.0}, "confidence"),
-        ({"method": "bca"}, "method"),
+        ({"method": "bogus"}, "method"),
+        ({"method": "bca", "engine": "rows"}, "count engine"),
         ({"engine": "gpu"}, "engine"),
         ({"stratify": "nope"}, "nope"),
         ({"reweight_by": "g"}, "together"),
@@ -559,3 +560,49 @@ def test_fast_statistics_equal_the_core_functions_with_thresholds() -> None:
     out = bootstrap_metrics(df, y_true="y", y_score="s", threshold=[0.2, 0.5, 0.97], by="g",
                             metrics=names, reference="a", n_resamples=50, seed=1)
     assert out["threshold"].n_unique() == 3
+
+
+def test_bca_matches_scipy_within_monte_carlo_error() -> None:
+    """A skewed statistic (selection rate ≈ 0.04 of 400 rows): our BCa, whose jackknife is one
+    leave-one-out table per cell weighted by the cell count, against scipy's row jackknife."""
+    from scipy.stats import bootstrap as scipy_bootstrap
+
+    rng = np.random.default_rng(30)
+    n = 400
+    p = (rng.random(n) < 0.04).astype(np.int8)
+    df = pl.DataFrame({"g": ["a"] * n, "y": rng.integers(0, 2, n).astype(np.int8), "p": p})
+    b = 6000
+    ours = bootstrap_metrics(df, y_true="y", y_pred="p", by="g", metrics="selection_rate",
+                             n_resamples=b, seed=3, method="bca", confidence=0.9, criteria=())
+    row = ours.filter(pl.col("statistic") == "value").row(0, named=True)
+    ref = scipy_bootstrap((p.astype(float),), np.mean, n_resamples=b, method="BCa",
+                          confidence_level=0.9, random_state=np.random.default_rng(4))
+    pct = bootstrap_metrics(df, y_true="y", y_pred="p", by="g", metrics="selection_rate",
+                            n_resamples=b, seed=3, confidence=0.9, criteria=()).filter(
+        pl.col("statistic") == "value").row(0, named=True)
+    sd = row["std_error"]
+    tol = 4.5 * math.hypot(_quantile_mc_se(sd, 0.1, b), _quantile_mc_se(sd, 0.1, b))
+    # discrete statistic: allow one step of 1/n on top of the Monte Carlo error
+    assert abs(row["ci_low"] - ref.confidence_interval.low) <= tol + 1 / n
+    assert abs(row["ci_high"] - ref.confidence_interval.high) <= tol + 1 / n
+    assert row["method"] == "bca" and row["n_resamples"] == b and row["n_defined"] == b
+    # BCa moves the interval of this right-skewed statistic upwards from the percentile one
+    assert row["ci_high"] >= pct["ci_high"]
+
+
+def test_bca_weighted_cell_jackknife_equals_row_jackknife() -> None:
+    from polars_fairmetrics.bootstrap import _bca_bounds
+
+    rng = np.random.default_rng(2)
+    rows = (rng.random(50) < 0.2).astype(float)
+    est = rows.mean()
+    boot = rng.binomial(50, est, size=999) / 50
+    row_jack = np.array([np.delete(rows, i).mean() for i in range(rows.size)])
+    ones = np.ones(rows.size)
+    cells = np.array([rows.sum(), rows.size - rows.sum()])
+    cell_jack = np.array([(rows.sum() - 1) / 49, rows.sum() / 49])
+    a = _bca_bounds(boot, est, row_jack, ones, 0.1)
+    b = _bca_bounds(boot, est, cell_jack, cells, 0.1)
+    assert a == pytest.approx(b, abs=1e-12)
+    with pytest.raises(InvalidOptionError, match="bca"):
+        intervals(pl.DataFrame({"replicate": [0, 1], "value": [1.0, 2.0]}), method="bca")
