@@ -1057,7 +1057,12 @@ def bootstrap_metrics(
     reference
         Reference of the disparities (a group value, ``"rest"``, ``"overall"``).
     n_resamples, seed, method, confidence
-        Number of replicates, ``numpy`` seed, ``"percentile"``/``"basic"``, level.
+        Number of replicates, ``numpy`` seed, ``"percentile"``/``"basic"``/``"bca"``, level.
+        BCa (count engine only): the percentile interval at the levels
+        :math:`\Phi(z_0 + (z_0 + z_p) / (1 - a (z_0 + z_p)))`, :math:`z_0` from the share of
+        replicates below the estimate (ties count half) and the acceleration :math:`a` from the
+        jackknife, computed exactly as one leave-one-out table per non-empty cell weighted by
+        the cell count.
     stratify
         ``None``/``False``: plain bootstrap over all rows; ``True``: within each ``by`` group
         (group sizes fixed); column name(s): within each value of those columns (e.g. the seed's
