@@ -606,3 +606,23 @@ def test_bca_weighted_cell_jackknife_equals_row_jackknife() -> None:
     assert a == pytest.approx(b, abs=1e-12)
     with pytest.raises(InvalidOptionError, match="bca"):
         intervals(pl.DataFrame({"replicate": [0, 1], "value": [1.0, 2.0]}), method="bca")
+
+
+def test_count_engine_scans_the_rows_once_and_schema_needs_no_scan() -> None:
+    df = make_rows(500, 13)
+    calls: list[int] = []
+
+    def counted(frame: pl.DataFrame) -> pl.DataFrame:
+        calls.append(frame.height)
+        return frame
+
+    lazy = df.lazy().map_batches(counted, schema=df.schema)
+    out = bootstrap_metrics(lazy, y_true="y", y_pred="p", by="g", metrics=["tpr", "fpr"],
+                            reference="rest", n_resamples=100, seed=0, stratify=True)
+    names = out.collect_schema().names()
+    assert calls == []
+    assert names[:3] == ["statistic", "g", "metric"]
+    for engine in ("in-memory", "streaming"):
+        calls.clear()
+        out.collect(engine=engine)
+        assert len(calls) == 1, engine
