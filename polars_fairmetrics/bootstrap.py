@@ -103,7 +103,8 @@ def _check_common(n_resamples: int, confidence: float, method: str) -> None:
 def _no_bca(method: str, where: str) -> None:
     if method == "bca":
         raise InvalidOptionError(
-            f"method='bca' is available in bootstrap_metrics (count engine), not in {where}; "
+            f"method='bca' needs the count engine (bootstrap_metrics, bootstrap_counts), not "
+            f"{where}; "
             "use 'percentile' or 'basic'"
         )
 
@@ -512,7 +513,9 @@ def bootstrap_counts(
     :func:`~polars_fairmetrics.disparities` kind works, since they treat ``replicate`` as a
     partition; so do curve summaries of a thresholded table (the score-bin cells are resampled
     and the per-threshold counts rebuilt). The intervals are those of :func:`intervals`, with
-    ``engine = "counts"``.
+    ``engine = "counts"``; ``method="bca"`` also evaluates the statistic on the leave-one-out
+    tables (one per non-empty cell, weighted by its count) for the acceleration, see
+    :func:`bootstrap_metrics`.
 
     Weighted statistics: ``weight_key`` names a key column holding each cell's row weight
     (count with ``by=[..., weight]``); ``reweight_by`` + ``population_shares`` give the
@@ -534,7 +537,6 @@ def bootstrap_counts(
     [('a', 1.0, 200), ('b', 0.0, 200)]
     """
     _check_common(n_resamples, confidence, method)
-    _no_bca(method, "bootstrap_counts()")
     schema = schema_of(counts)
     keys, thresholded = _table_keys(schema.names())
     strata_cols = as_list(strata)
@@ -558,11 +560,52 @@ def bootstrap_counts(
         rep = _draw(table, keys, thresholded, strata_cols, n_resamples, seed, True)
         return _stat_frame(statistic(prepare(rep)), stat_schema)
 
+    if method == "bca":
+        stat_keys = [c for c in stat_schema if c not in (REPLICATE, "value")]
+
+        def run_bca(table: pl.DataFrame) -> pl.DataFrame:
+            jack: list[Any] = []
+            rep = _draw(table, keys, thresholded, strata_cols, n_resamples, seed, True, jack)
+            long = _stat_frame(statistic(prepare(rep)), stat_schema)
+            return _long_intervals(long, stat_keys, n_resamples, jack, confidence, "counts")
+
+        out_schema = {**{k: stat_schema[k] for k in stat_keys}, **_INTERVAL_SCHEMA}
+        if isinstance(counts, pl.DataFrame):
+            return run_bca(counts)
+        return counts.map_batches(run_bca, schema=out_schema)
+
     if isinstance(counts, pl.DataFrame):
         reps: FrameT = run(counts)
     else:
         reps = counts.map_batches(run, schema=stat_schema)
     return intervals(reps, confidence=confidence, method=method, engine="counts")
+
+
+def _long_intervals(long: pl.DataFrame, keys: list[str], n_boot: int, jack: Sequence[float],
+                    confidence: float, engine: str) -> pl.DataFrame:
+    """BCa intervals of a long replicate frame (0 = observed, 1..B, then the jackknife)."""
+    n_cols = 1 + n_boot + len(jack)
+    if keys:
+        distinct = long.select(keys).unique().sort(keys, nulls_last=True)
+        indexed = long.join(distinct.with_row_index(_GIDX), on=keys, how="left",
+                            nulls_equal=True)
+        rows = indexed[_GIDX].to_numpy().astype(np.int64)
+    else:
+        distinct = pl.DataFrame()
+        rows = np.zeros(long.height, dtype=np.int64)
+    matrix = np.full((max(distinct.height, 1), n_cols), np.nan)
+    matrix[rows, long[REPLICATE].to_numpy().astype(np.int64)] = (
+        long["value"].cast(pl.Float64).fill_null(np.nan).to_numpy())
+    res = _matrix_intervals(matrix, confidence, "bca", jack)
+    out = pl.DataFrame(res, nan_to_null=True).with_columns(
+        pl.lit(n_boot, dtype=pl.Int64).alias("n_resamples"),
+        pl.lit(float(confidence)).alias("confidence"),
+        pl.lit("bca").alias("method"),
+        pl.lit(engine).alias("engine"),
+    )
+    if keys:
+        out = pl.concat([distinct, out], how="horizontal")
+    return out.select([*keys, *[pl.col(c).cast(t) for c, t in _INTERVAL_SCHEMA.items()]])
 
 
 def _stat_schema(frame: pl.DataFrame | pl.LazyFrame) -> dict[str, pl.DataType]:

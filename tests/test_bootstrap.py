@@ -626,3 +626,25 @@ def test_count_engine_scans_the_rows_once_and_schema_needs_no_scan() -> None:
         calls.clear()
         out.collect(engine=engine)
         assert len(calls) == 1, engine
+
+
+def test_bca_of_bootstrap_counts_equals_bootstrap_metrics() -> None:
+    df = make_rows(600, 14)
+    counts = pfm.confusion_counts(df, y_true="y", y_pred="p", by="g")
+
+    def ppv(table: pl.DataFrame) -> pl.DataFrame:
+        return pfm.metrics_from_counts(table, metrics="ppv", long=True).select(
+            "replicate", "g", "value")
+
+    for lazy in (False, True):
+        source = counts.lazy() if lazy else counts
+        generic = bootstrap_counts(source, ppv, n_resamples=400, seed=5, method="bca")
+        if isinstance(generic, pl.LazyFrame):
+            generic = generic.collect()
+        fast = bootstrap_metrics(df, y_true="y", y_pred="p", by="g", metrics="ppv",
+                                 n_resamples=400, seed=5, method="bca", criteria=()).filter(
+            pl.col("statistic") == "value")
+        assert generic["g"].to_list() == fast["g"].to_list()
+        for c in ("estimate", "ci_low", "ci_high", "std_error", "n_defined", "n_resamples"):
+            assert np.allclose(generic[c].to_numpy(), fast[c].to_numpy(), rtol=1e-12), c
+        assert set(generic["method"]) == {"bca"}
