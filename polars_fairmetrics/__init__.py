@@ -5,6 +5,13 @@ Importing the package registers the ``.fair`` namespaces on ``pl.Expr``, ``pl.La
 """
 
 from polars_fairmetrics import _namespaces as _namespaces  # registers .fair
+from polars_fairmetrics.bootstrap import (
+    bootstrap_counts,
+    bootstrap_metrics,
+    bootstrap_rows,
+    intervals,
+    resample_counts,
+)
 from polars_fairmetrics.counts import combine_counts, confusion_counts
 from polars_fairmetrics.datasets import load_compas
 from polars_fairmetrics.disparity import (
@@ -59,6 +66,9 @@ __all__ = [
     "accuracy_equality_difference",
     "audit",
     "between_groups",
+    "bootstrap_counts",
+    "bootstrap_metrics",
+    "bootstrap_rows",
     "combine_counts",
     "confusion_counts",
     "disparate_impact",
@@ -67,12 +77,14 @@ __all__ = [
     "equalized_odds_difference",
     "fairness_criteria",
     "group_metrics",
+    "intervals",
     "load_compas",
     "metric",
     "metrics_from_counts",
     "negative_predictive_parity_difference",
     "positive_predictive_parity_difference",
     "predictive_equality_difference",
+    "resample_counts",
     "safe_div",
     "statistical_parity_difference",
 ]

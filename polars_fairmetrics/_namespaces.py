@@ -7,11 +7,12 @@ registers them. Type checkers do not see custom namespaces: the functions are th
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Generic, Literal
 
 import polars as pl
 
+from polars_fairmetrics import bootstrap as _bootstrap
 from polars_fairmetrics import counts as _counts
 from polars_fairmetrics import disparity as _disparity
 from polars_fairmetrics import metrics as _metrics
@@ -309,6 +310,62 @@ class _FrameNamespace(Generic[FrameT]):
             neg_label=neg_label, metrics=metrics, criteria=criteria,
             intersectional=intersectional, score_bounds=score_bounds, engine=engine,
             source=source, extra_sections=extra_sections, extra=extra,
+        )
+
+    def bootstrap_metrics(
+        self, *, y_true: str, y_pred: str | None = None, y_score: str | None = None,
+        threshold: float | Sequence[float] | None = None, by: ColumnNames,
+        metrics: str | Sequence[str] | None = None, reference: Reference = "overall",
+        weight: str | None = None, pos_label: Label | None = None,
+        neg_label: Label | None = None, n_resamples: int = 1000, seed: int | None = None,
+        method: _bootstrap.Method = "percentile", confidence: float = 0.95,
+        stratify: bool | ColumnNames | None = None, reweight_by: str | None = None,
+        population_shares: Mapping[Any, float] | None = None,
+        criteria: Sequence[str] = ("equalized_odds_difference",),
+        engine: Literal["auto", "counts", "rows"] = "auto", max_weight_levels: int = 1024,
+        progress: bool | None = None, score_bounds: tuple[float, float] | None = (0.0, 1.0),
+    ) -> FrameT:
+        """:func:`polars_fairmetrics.bootstrap_metrics` of this frame."""
+        return _bootstrap.bootstrap_metrics(
+            self._frame, y_true=y_true, y_pred=y_pred, y_score=y_score, threshold=threshold,
+            by=by, metrics=metrics, reference=reference, weight=weight, pos_label=pos_label,
+            neg_label=neg_label, n_resamples=n_resamples, seed=seed, method=method,
+            confidence=confidence, stratify=stratify, reweight_by=reweight_by,
+            population_shares=population_shares, criteria=criteria, engine=engine,
+            max_weight_levels=max_weight_levels, progress=progress, score_bounds=score_bounds,
+        )
+
+    def resample_counts(self, *, n_resamples: int = 1000, strata: ColumnNames | None = None,
+                        seed: int | None = None, include_observed: bool = False) -> FrameT:
+        """:func:`polars_fairmetrics.resample_counts` of this count table."""
+        return _bootstrap.resample_counts(self._frame, n_resamples=n_resamples, strata=strata,
+                                          seed=seed, include_observed=include_observed)
+
+    def bootstrap_counts(
+        self, statistic: Callable[[pl.DataFrame], pl.DataFrame], *, n_resamples: int = 1000,
+        strata: ColumnNames | None = None, seed: int | None = None, confidence: float = 0.95,
+        method: _bootstrap.Method = "percentile", weight_key: str | None = None,
+        reweight_by: str | None = None, population_shares: Mapping[Any, float] | None = None,
+    ) -> FrameT:
+        """:func:`polars_fairmetrics.bootstrap_counts` of this count table."""
+        return _bootstrap.bootstrap_counts(
+            self._frame, statistic, n_resamples=n_resamples, strata=strata, seed=seed,
+            confidence=confidence, method=method, weight_key=weight_key,
+            reweight_by=reweight_by, population_shares=population_shares,
+        )
+
+    def bootstrap_rows(
+        self, statistic: Callable[[pl.LazyFrame], pl.DataFrame | pl.LazyFrame], *,
+        n_resamples: int = 1000, strata: ColumnNames | None = None, seed: int | None = None,
+        confidence: float = 0.95, method: _bootstrap.Method = "percentile",
+        multiplicity: Literal["multinomial", "poisson"] = "multinomial",
+        weight_name: str = "bootstrap_weight", progress: bool | None = None,
+    ) -> pl.DataFrame:
+        """:func:`polars_fairmetrics.bootstrap_rows` of this frame (runs when called)."""
+        return _bootstrap.bootstrap_rows(
+            self._frame, statistic, n_resamples=n_resamples, strata=strata, seed=seed,
+            confidence=confidence, method=method, multiplicity=multiplicity,
+            weight_name=weight_name, progress=progress,
         )
 
 
