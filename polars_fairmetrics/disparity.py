@@ -39,6 +39,7 @@ from polars_fairmetrics.metrics import (
     _use_weighted,
     key_columns,
     safe_div,
+    to_long,
 )
 
 if TYPE_CHECKING:
@@ -267,23 +268,18 @@ def disparities(
     own = Counts.from_columns(weighted=use_w)
     ref = Counts.from_columns(weighted=use_w, prefix="_pfm_ref_")
     sizes: list[str] = ["n"] if "n" in columns else []
-    structs = []
+    fields: dict[str, dict[str, pl.Expr]] = {}
     for m in names:
         spec = METRICS[m]
-        value = spec.func(own)
-        ref_value = spec.func(ref)
-        structs.append(pl.struct(
-            pl.lit(m).alias("metric"),
-            value.alias("value"),
-            ref_value.alias("reference_value"),
+        fields[m] = {"value": spec.func(own), "reference_value": spec.func(ref)}
+    value, ref_value = pl.col("value"), pl.col("reference_value")
+    out = (
+        to_long(with_ref, index=[*keys, *partitions, *sizes], fields=fields)
+        .with_columns(
             (value - ref_value).alias("difference"),
             safe_div(value, ref_value).alias("ratio"),
-        ))
-    out = (
-        with_ref.select([*keys, *partitions, *sizes, pl.concat_list(structs).alias("_pfm_m")])
-        .explode("_pfm_m")
-        .unnest("_pfm_m")
-        .with_columns(pl.lit(ref_label).alias("reference"))
+            pl.lit(ref_label).alias("reference"),
+        )
         .select([*_ordered(keys, partitions), "metric", "value", "reference_value",
                  "difference", "ratio", *sizes, "reference"])
     )

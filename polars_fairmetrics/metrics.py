@@ -781,21 +781,41 @@ def metrics_from_counts(
     sizes: list[str] = ["n", "n_w"] if use_w else ["n"]
     if "n" not in columns:
         sizes = []
-    structs = [
-        pl.struct(
-            pl.lit(m).alias("metric"),
-            METRICS[m].func(c).alias("value"),
-            METRICS[m].support(int_c).cast(pl.Int64).alias("support"),
-        ).alias(f"_pfm_{m}")
+    fields = {
+        m: {
+            "value": METRICS[m].func(c),
+            "support": METRICS[m].support(int_c).cast(pl.Int64),
+        }
         for m in names
-    ]
-    out = (
-        counts.select([*keys, *sizes, pl.concat_list(structs).alias("_pfm_m")])
-        .explode("_pfm_m")
-        .unnest("_pfm_m")
-        .select([*keys, "metric", "value", "support", *sizes])
+    }
+    return to_long(counts, index=[*keys, *sizes], fields=fields).select(
+        [*keys, "metric", "value", "support", *sizes]
     )
-    return out
+
+
+def to_long(
+    frame: FrameT, *, index: Sequence[str], fields: dict[str, dict[str, pl.Expr]]
+) -> FrameT:
+    """Tidy long frame from per-metric expressions: one row per (input row, metric).
+
+    ``fields`` maps a metric name to its output fields (e.g. ``value``, ``support``). The
+    expressions are evaluated once, side by side (wide), then unpivoted in one step; rows keep
+    the input order, metrics the order of ``fields``.
+    """
+    names = list(fields)
+    order = {m: i for i, m in enumerate(names)}
+    wide = frame.with_row_index("_pfm_row").select(
+        "_pfm_row",
+        *index,
+        *[pl.struct([e.alias(k) for k, e in fields[m].items()]).alias(m) for m in names],
+    )
+    return (
+        wide.unpivot(on=names, index=["_pfm_row", *index], variable_name="metric",
+                     value_name="_pfm_fields")
+        .unnest("_pfm_fields")
+        .sort("_pfm_row", pl.col("metric").replace_strict(order, return_dtype=pl.Int64))
+        .drop("_pfm_row")
+    )
 
 
 def group_metrics(
