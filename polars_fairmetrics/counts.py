@@ -281,23 +281,27 @@ def _assemble(cells: pl.LazyFrame, plan: _Plan) -> pl.LazyFrame:
 
 
 def _rollup_separately(table: pl.LazyFrame, plan: _Plan) -> pl.LazyFrame:
-    """Each attribute on its own: sum the intersectional table over the other attributes."""
+    """Each attribute on its own: sum the intersectional table over the other attributes.
+
+    One chain (unpivot the keys, then one group_by), so the rows are still scanned once.
+    """
     partition = ["threshold"] if plan.thresholds is not None else []
-    parts = []
-    for i, attr in enumerate(plan.keys):
-        part = (
-            table.group_by([attr, *partition])
-            .agg(pl.exclude(*plan.keys, *partition).sum())
-            .select(
-                pl.lit(attr).alias("attribute"),
-                pl.col(attr).cast(pl.String).alias("group"),
-                pl.lit(i).alias(_IDX),
-                pl.all().exclude(attr),
-            )
+    sums = [c for c in table.collect_schema().names() if c not in (*plan.keys, *partition)]
+    order = {k: i for i, k in enumerate(plan.keys)}
+    return (
+        table.with_columns(pl.col(plan.keys).cast(pl.String))
+        .unpivot(on=plan.keys, index=[*partition, *sums], variable_name="attribute",
+                 value_name="group")
+        .group_by(["attribute", "group", *partition])
+        .agg(pl.col(sums).sum())
+        .sort(
+            pl.col("attribute").replace_strict(order, return_dtype=pl.Int64),
+            "group",
+            *partition,
+            nulls_last=True,
         )
-        parts.append(part)
-    out = pl.concat(parts, how="vertical")
-    return out.sort([_IDX, "group", *partition], nulls_last=True).drop(_IDX)
+        .select(["attribute", "group", *partition, *sums])
+    )
 
 
 def confusion_counts(

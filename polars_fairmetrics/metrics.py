@@ -688,7 +688,7 @@ def resolve_metric(name: str) -> MetricSpec:
     if name in _ALIASES:
         return METRICS[_ALIASES[name]]
     close = difflib.get_close_matches(name, [*METRICS, *_ALIASES], n=3)
-    hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+    hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else "."
     raise InvalidOptionError(f"unknown metric {name!r}{hint} Known: {', '.join(METRICS)}")
 
 

@@ -355,3 +355,16 @@ def test_replicate_and_threshold_partitions_are_kept_apart() -> None:
     with pytest.raises(pfm.ReferenceGroupError, match="replicate"):
         pfm.disparities(reps.filter(~((pl.col("replicate") == 1) & (pl.col("g") == "b"))),
                         by="g", metrics="tpr", reference="b")
+
+
+def test_separately_scans_once() -> None:
+    calls = {"n": 0}
+
+    def spy(frame: pl.DataFrame) -> pl.DataFrame:
+        calls["n"] += 1
+        return frame
+
+    df = pl.DataFrame({"a": ["x", "y", "x"], "b": [1, 2, 2], "y": [1, 0, 1], "p": [1, 1, 0]})
+    lf = df.lazy().map_batches(spy, schema=df.schema)
+    pfm.disparities(lf, y_true="y", y_pred="p", by=["a", "b"], separately=True).collect()
+    assert calls["n"] == 1
