@@ -217,18 +217,48 @@ def _vote(p: pl.Expr, convention: Convention) -> pl.Expr:
     return p >= 0.5 if convention == "seed" else p > 0.5
 
 
-def _iqr_sorted(sorted_list: pl.Expr, m: pl.Expr) -> pl.Expr:
-    """IQR with NumPy's linear interpolation from a sorted list of length ``m``."""
+def _iqr_rows(values: np.ndarray) -> np.ndarray:
+    """Per-row IQR of a 2-D array (NaN = no prediction), NumPy's linear interpolation."""
+    n, width = values.shape
+    out = np.full(n, np.nan)
+    if width == 0 or n == 0:
+        return out
+    srt = np.sort(values, axis=1)  # NaN sort last
+    m = width - np.isnan(srt).sum(axis=1)
+    has = m > 0
+    rows = np.arange(n)
 
-    def quantile(q: float) -> pl.Expr:
-        h = (m - 1).cast(pl.Float64) * q
-        lo = h.floor().cast(pl.Int64)
-        hi = pl.min_horizontal(lo + 1, m - 1)
-        x_lo = sorted_list.list.get(lo, null_on_oob=True)
-        x_hi = sorted_list.list.get(hi, null_on_oob=True)
-        return x_lo + (h - lo.cast(pl.Float64)) * (x_hi - x_lo)
+    def quantile(q: float) -> np.ndarray:
+        h = (np.maximum(m, 1) - 1) * q
+        lo = np.floor(h).astype(np.int64)
+        hi = np.minimum(lo + 1, np.maximum(m, 1) - 1)
+        a, b = srt[rows, lo], srt[rows, hi]
+        t = h - lo
+        lerp: np.ndarray = np.where(t >= 0.5, b - (b - a) * (1 - t), a + (b - a) * t)
+        return lerp
 
-    return pl.when(m > 0).then(quantile(0.75) - quantile(0.25))
+    out[has] = (quantile(0.75) - quantile(0.25))[has]
+    return out
+
+
+def _iqr_struct(s: pl.Series) -> pl.Series:
+    fields = [s.struct.field(f).cast(pl.Float64).fill_null(np.nan).to_numpy()
+              for f in s.struct.fields]
+    values = np.column_stack(fields) if fields else np.empty((len(s), 0))
+    return pl.Series(s.name, _iqr_rows(values)).fill_nan(None)
+
+
+def _iqr_list(s: pl.Series) -> pl.Series:
+    lengths = s.list.len().fill_null(0).to_numpy().astype(np.int64)
+    flat = (s.explode(empty_as_null=False, keep_nulls=False).cast(pl.Float64)
+            .fill_null(np.nan).to_numpy())
+    width = int(lengths.max()) if len(lengths) else 0
+    values = np.full((len(s), width), np.nan)
+    row = np.repeat(np.arange(len(s)), lengths)
+    starts = np.cumsum(lengths) - lengths
+    pos = np.arange(len(flat)) - np.repeat(starts, lengths)
+    values[row, pos] = flat
+    return pl.Series(s.name, _iqr_rows(values)).fill_nan(None)
 
 
 def _stats(
@@ -279,8 +309,9 @@ def _stats(
                  pl.when(m >= 0).then(k).alias(_K), pl.when(m > 0).then(sh).alias(_SH),
                  var.alias(_VAR)]
         if iqr:
-            srt = pl.concat_list(cols).list.drop_nulls().list.sort()
-            exprs.append(_iqr_sorted(srt, m).alias(_IQR))
+            iqr_expr = pl.struct(list(src.models)).map_batches(
+                _iqr_struct, return_dtype=pl.Float64, is_elementwise=True)
+            exprs.append(pl.when(m > 0).then(iqr_expr).alias(_IQR))
         return lf.select(*[pl.col(c) for c in keep], *exprs)
     name = cast(str, src.list_col)
     ok = pl.col(name).map_batches(_check_probabilities(name), return_dtype=pl.Boolean,
@@ -297,7 +328,9 @@ def _stats(
         pl.when(m > ddof).then(lst.list.var(ddof=ddof)).alias(_VAR),
     ]
     if iqr:
-        exprs.append(_iqr_sorted(lst.list.sort(), m).alias(_IQR))
+        iqr_expr = pl.col(name).map_batches(_iqr_list, return_dtype=pl.Float64,
+                                            is_elementwise=True)
+        exprs.append(pl.when(m > 0).then(iqr_expr).alias(_IQR))
     return lf.select(*[pl.col(c) for c in keep], *exprs)
 
 
