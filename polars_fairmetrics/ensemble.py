@@ -317,7 +317,7 @@ def _stats(
     ok = pl.col(name).map_batches(_check_probabilities(name), return_dtype=pl.Boolean,
                                   is_elementwise=True)
     lst = pl.col(name).cast(pl.List(pl.Float64)).list.drop_nulls()
-    m = pl.when(ok).then(lst.list.len().cast(pl.Int64))
+    m = pl.when(ok).then(lst.list.len().fill_null(0).cast(pl.Int64))
     el = pl.element()
     exprs = [
         m.alias(_M),

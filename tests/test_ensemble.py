@@ -369,3 +369,25 @@ def test_lazy_schema_without_scan() -> None:
     assert out.collect_schema().names() == ["g", "metric", "value", "reference_value",
                                             "difference", "ratio", "n", "reference"]
     assert out.collect()["reference"].unique().to_list() == ["rest"]
+
+
+def test_list_with_empty_and_null_lists() -> None:
+    df = pl.DataFrame({"x": [[0.1, None, 0.3], [], None, [0.5], [0.2, 0.4, 0.6, 0.8]]},
+                      schema={"x": pl.List(pl.Float64)})
+    out = ensemble_sample_metrics(df, list_col="x")
+    assert out["n_models"].to_list() == [2, 0, 0, 1, 4]
+    want = [0.1, None, None, 0.0, float(np.percentile([0.2, 0.4, 0.6, 0.8], 75)
+                                        - np.percentile([0.2, 0.4, 0.6, 0.8], 25))]
+    assert all(close(a, b) for a, b in zip(out["iqr_probability"].to_list(), want, strict=True))
+    assert out["jitter"].to_list()[1:4] == [None, None, None]
+
+
+def test_namespaces_delegate() -> None:
+    df = pl.DataFrame({"g": ["a", "b"], "y": [1, 0], "p1": [0.9, 0.2], "p2": [0.4, 0.3]})
+    got = df.lazy().fair.ensemble_group_metrics(models=["p1", "p2"], by="g", y_true="y")
+    assert_frame_equal(got.collect(), ensemble_group_metrics(df, models=["p1", "p2"], by="g",
+                                                             y_true="y"))
+    assert df.fair.ensemble_disparities(models=["p1", "p2"], by="g", y_true="y").height == 52
+    assert df.fair.ensemble_sample_metrics(models=["p1", "p2"])["jitter"].to_list() == [1.0, 0.0]
+    assert df.fair.ensemble_labels(models=["p1", "p2"])["ensemble_label"].to_list() == [True,
+                                                                                         False]
