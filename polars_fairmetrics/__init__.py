@@ -28,6 +28,13 @@ from polars_fairmetrics.disparity import (
     predictive_equality_difference,
     statistical_parity_difference,
 )
+from polars_fairmetrics.ensemble import (
+    ENSEMBLE_METRICS,
+    ensemble_disparities,
+    ensemble_group_metrics,
+    ensemble_labels,
+    ensemble_sample_metrics,
+)
 from polars_fairmetrics.exceptions import (
     ColumnNotFoundError,
     FairMetricsError,
@@ -51,6 +58,7 @@ from polars_fairmetrics.report import Report, audit
 
 __all__ = [
     "CRITERIA",
+    "ENSEMBLE_METRICS",
     "METRICS",
     "ColumnNotFoundError",
     "Counts",
@@ -73,6 +81,10 @@ __all__ = [
     "confusion_counts",
     "disparate_impact",
     "disparities",
+    "ensemble_disparities",
+    "ensemble_group_metrics",
+    "ensemble_labels",
+    "ensemble_sample_metrics",
     "equal_opportunity_difference",
     "equalized_odds_difference",
     "fairness_criteria",

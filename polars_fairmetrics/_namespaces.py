@@ -15,6 +15,7 @@ import polars as pl
 from polars_fairmetrics import bootstrap as _bootstrap
 from polars_fairmetrics import counts as _counts
 from polars_fairmetrics import disparity as _disparity
+from polars_fairmetrics import ensemble as _ensemble
 from polars_fairmetrics import metrics as _metrics
 from polars_fairmetrics import report as _report
 from polars_fairmetrics._typing import ColumnNames, FrameT, IntoExpr, Label
@@ -367,6 +368,63 @@ class _FrameNamespace(Generic[FrameT]):
             confidence=confidence, method=method, multiplicity=multiplicity,
             weight_name=weight_name, progress=progress,
         )
+
+    def ensemble_sample_metrics(
+        self, *, models: Sequence[str] | None = None, list_col: str | None = None,
+        row_id: str | None = None, prob_col: str | None = None,
+        keep: ColumnNames | None = None, metrics: str | Sequence[str] | None = None,
+        convention: _ensemble.Convention = "seed", ddof: int = 1, log_base: float = 2.0,
+    ) -> FrameT:
+        """:func:`polars_fairmetrics.ensemble_sample_metrics` of this frame."""
+        return _ensemble.ensemble_sample_metrics(
+            self._frame, models=models, list_col=list_col, row_id=row_id, prob_col=prob_col,
+            keep=keep, metrics=metrics, convention=convention, ddof=ddof, log_base=log_base)
+
+    def ensemble_labels(
+        self, *, models: Sequence[str] | None = None, list_col: str | None = None,
+        row_id: str | None = None, prob_col: str | None = None,
+        keep: ColumnNames | None = None, convention: _ensemble.Convention = "seed",
+    ) -> FrameT:
+        """:func:`polars_fairmetrics.ensemble_labels` of this frame."""
+        return _ensemble.ensemble_labels(
+            self._frame, models=models, list_col=list_col, row_id=row_id, prob_col=prob_col,
+            keep=keep, convention=convention)
+
+    def ensemble_group_metrics(
+        self, *, models: Sequence[str] | None = None, list_col: str | None = None,
+        row_id: str | None = None, prob_col: str | None = None, y_true: str | None = None,
+        by: ColumnNames | None = None, weight: str | None = None,
+        metrics: str | Sequence[str] | None = None,
+        confusion_metrics: str | Sequence[str] | None = None,
+        partition_by: ColumnNames | None = None, convention: _ensemble.Convention = "seed",
+        ddof: int = 1, log_base: float = 2.0, pos_label: Label | None = None,
+        neg_label: Label | None = None,
+    ) -> FrameT:
+        """:func:`polars_fairmetrics.ensemble_group_metrics` of this frame."""
+        return _ensemble.ensemble_group_metrics(
+            self._frame, models=models, list_col=list_col, row_id=row_id, prob_col=prob_col,
+            y_true=y_true, by=by, weight=weight, metrics=metrics,
+            confusion_metrics=confusion_metrics, partition_by=partition_by,
+            convention=convention, ddof=ddof, log_base=log_base, pos_label=pos_label,
+            neg_label=neg_label)
+
+    def ensemble_disparities(
+        self, *, by: ColumnNames, models: Sequence[str] | None = None,
+        list_col: str | None = None, row_id: str | None = None, prob_col: str | None = None,
+        reference: Reference = None, y_true: str | None = None, weight: str | None = None,
+        metrics: str | Sequence[str] | None = None,
+        confusion_metrics: str | Sequence[str] | None = None,
+        partition_by: ColumnNames | None = None, convention: _ensemble.Convention = "seed",
+        ddof: int = 1, log_base: float = 2.0, pos_label: Label | None = None,
+        neg_label: Label | None = None,
+    ) -> FrameT:
+        """:func:`polars_fairmetrics.ensemble_disparities` of this frame."""
+        return _ensemble.ensemble_disparities(
+            self._frame, models=models, list_col=list_col, row_id=row_id, prob_col=prob_col,
+            by=by, reference=reference, y_true=y_true, weight=weight, metrics=metrics,
+            confusion_metrics=confusion_metrics, partition_by=partition_by,
+            convention=convention, ddof=ddof, log_base=log_base, pos_label=pos_label,
+            neg_label=neg_label)
 
 
 @pl.api.register_lazyframe_namespace("fair")
