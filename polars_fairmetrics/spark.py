@@ -87,13 +87,15 @@ def _as_spark_frame(
     spark: SparkSession | None,
     source_format: str,
 ) -> SparkDataFrame:
-    sql = _import_pyspark()
-    if isinstance(data, sql.DataFrame):
+    _import_pyspark()
+    from pyspark.sql import DataFrame, SparkSession
+
+    if isinstance(data, DataFrame):
         return data
     if isinstance(data, (str, os.PathLike)):
-        session = spark or sql.SparkSession.getActiveSession()
+        session = spark or SparkSession.getActiveSession()
         if session is None:
-            session = sql.SparkSession.builder.getOrCreate()
+            session = SparkSession.builder.getOrCreate()
         frame: SparkDataFrame = session.read.load(os.fspath(data), format=source_format)
         return frame
     raise InvalidOptionError(
