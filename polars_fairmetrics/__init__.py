@@ -40,6 +40,12 @@ from polars_fairmetrics.metrics import (
     metrics_from_counts,
     safe_div,
 )
+from polars_fairmetrics.spark import (
+    spark_confusion_counts,
+    spark_disparities,
+    spark_fairness_criteria,
+    spark_group_metrics,
+)
 
 __all__ = [
     "CRITERIA",
@@ -71,6 +77,10 @@ __all__ = [
     "positive_predictive_parity_difference",
     "predictive_equality_difference",
     "safe_div",
+    "spark_confusion_counts",
+    "spark_disparities",
+    "spark_fairness_criteria",
+    "spark_group_metrics",
     "statistical_parity_difference",
 ]
 __version__ = "0.1.0"

@@ -209,7 +209,7 @@ def test_path_input(spark: Any, rows: pl.DataFrame, tmp_path: Path) -> None:
 
 
 def test_driver_side_errors_before_any_job(sdf: Any) -> None:
-    with pytest.raises(ColumnNotFoundError, match="'nope' \\(group\\) not found.*'s'"):
+    with pytest.raises(ColumnNotFoundError, match=r"'nope' \(group\) not found.*'s'"):
         spark_confusion_counts(sdf, y_true="y", y_pred="p", by="nope")
     with pytest.raises(InvalidThresholdError, match="outside"):
         spark_confusion_counts(sdf, y_true="y", y_score="s", threshold=1.5)
