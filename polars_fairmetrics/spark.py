@@ -157,7 +157,7 @@ def spark_confusion_counts(
     score_bounds: tuple[float, float] | None = (0.0, 1.0),
     spark: SparkSession | None = None,
     source_format: str = "parquet",
-    chunk_rows: int = 1_000_000,
+    chunk_rows: int = 100_000,
 ) -> pl.DataFrame:
     r"""Grouped (weighted) confusion counts of a Spark DataFrame, collected as a Polars frame.
 
