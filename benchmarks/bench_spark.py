@@ -193,7 +193,9 @@ def main() -> None:
         "*Spark / local* is the price of staying inside a Spark job, not a speed-up. *Spark / "
         "Spark floor* is what the package adds to a plain Spark aggregation of the same files; "
         "*Spark / transfer* shows that most of it is moving the rows to the Python workers "
-        "(Arrow), which any Python step in Spark pays, not the Polars counting. "
+        "(Arrow), which any Python step in Spark pays, not the Polars counting (a ratio below 1 "
+        "is noise: both runs are dominated by the same transfer). The grid reads three columns, "
+        "hence its lower times. "
         "On a cluster the per-partition work spreads over executors and the merged table stays "
         "one row per group (× threshold).",
         "",

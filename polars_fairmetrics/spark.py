@@ -209,9 +209,10 @@ def spark_confusion_counts(
     >>> spark_confusion_counts(sdf, y_true="y", y_pred="p", by="g")["tp"].to_list()  # doctest: +SKIP
     [1, 0]
     """  # noqa: E501
-    sql = _import_pyspark()
+    _import_pyspark()
     if isinstance(chunk_rows, bool) or not isinstance(chunk_rows, int) or chunk_rows < 1:
         raise InvalidOptionError(f"chunk_rows={chunk_rows!r} must be a positive integer")
+    from pyspark.sql import functions as F
     from pyspark.sql import types as T
     from pyspark.sql.pandas.types import to_arrow_schema
 
@@ -259,8 +260,7 @@ def spark_confusion_counts(
     with _quiet_pyspark():
         partial = sdf.select(*wanted).mapInArrow(count_partition, out_schema)
         grouped = partial.groupBy(*table_keys) if table_keys else partial.groupBy()
-        sql_f = sql.functions
-        merged = grouped.agg(*[sql_f.sum(c).alias(c) for c in sums]).select(
+        merged = grouped.agg(*[F.sum(c).alias(c) for c in sums]).select(
             *local_schema.names()
         )
         collected = merged.toArrow()
