@@ -55,6 +55,12 @@ from polars_fairmetrics.metrics import (
     safe_div,
 )
 from polars_fairmetrics.report import Report, audit
+from polars_fairmetrics.spark import (
+    spark_confusion_counts,
+    spark_disparities,
+    spark_fairness_criteria,
+    spark_group_metrics,
+)
 
 __all__ = [
     "CRITERIA",
@@ -98,6 +104,10 @@ __all__ = [
     "predictive_equality_difference",
     "resample_counts",
     "safe_div",
+    "spark_confusion_counts",
+    "spark_disparities",
+    "spark_fairness_criteria",
+    "spark_group_metrics",
     "statistical_parity_difference",
 ]
 __version__ = "0.1.0"
