@@ -579,16 +579,18 @@ def long_metrics(
     counts: FrameT,
     values: Mapping[str, Sequence[tuple[str, pl.Expr]]],
     *,
+    keys: Sequence[str] | None = None,
     sizes: Sequence[str] = ("n",),
 ) -> FrameT:
     """A tidy table (keys, ``metric``, value columns, ``support``, sizes) from a count table.
 
     ``values`` maps each metric name to its (output column, expression) pairs; ``support`` is the
-    registry's support of the metric on the integer counts. Shared by this module and
+    registry's support of the metric on the integer counts. ``keys`` default to the non-count
+    columns; ``sizes`` (those present) are appended. Shared by this module and
     :mod:`polars_fairmetrics.deployment`.
     """
     columns = list(schema_of(counts).names())
-    keys: list[str] = key_columns(columns)
+    key_cols: list[str] = key_columns(columns) if keys is None else list(keys)
     size_cols: list[str] = [s for s in sizes if s in columns]
     int_c = Counts.from_columns()
     value_names: list[str] = [c for c, _ in next(iter(values.values()))]
@@ -601,10 +603,10 @@ def long_metrics(
         for m, exprs in values.items()
     ]
     return (
-        counts.select([*keys, *size_cols, pl.concat_list(structs).alias("_pfm_m")])
+        counts.select([*key_cols, *size_cols, pl.concat_list(structs).alias("_pfm_m")])
         .explode("_pfm_m")
         .unnest("_pfm_m")
-        .select([*keys, "metric", *value_names, "support", *size_cols])
+        .select([*key_cols, "metric", *value_names, "support", *size_cols])
     )
 
 
