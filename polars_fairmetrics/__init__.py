@@ -7,6 +7,12 @@ Importing the package registers the ``.fair`` namespaces on ``pl.Expr``, ``pl.La
 from polars_fairmetrics import _namespaces as _namespaces  # registers .fair
 from polars_fairmetrics.counts import combine_counts, confusion_counts
 from polars_fairmetrics.datasets import load_compas
+from polars_fairmetrics.deployment import (
+    deployment_counts,
+    deployment_factors,
+    deployment_metrics,
+    threshold_for_precision,
+)
 from polars_fairmetrics.disparity import (
     CRITERIA,
     accuracy_equality_difference,
@@ -40,6 +46,13 @@ from polars_fairmetrics.metrics import (
     metrics_from_counts,
     safe_div,
 )
+from polars_fairmetrics.weights import (
+    bias_adjusted_metrics,
+    bias_adjusted_weights,
+    importance_weights,
+    with_bias_adjusted_weights,
+    with_importance_weights,
+)
 
 __all__ = [
     "CRITERIA",
@@ -56,14 +69,20 @@ __all__ = [
     "ReferenceGroupError",
     "accuracy_equality_difference",
     "between_groups",
+    "bias_adjusted_metrics",
+    "bias_adjusted_weights",
     "combine_counts",
     "confusion_counts",
+    "deployment_counts",
+    "deployment_factors",
+    "deployment_metrics",
     "disparate_impact",
     "disparities",
     "equal_opportunity_difference",
     "equalized_odds_difference",
     "fairness_criteria",
     "group_metrics",
+    "importance_weights",
     "load_compas",
     "metric",
     "metrics_from_counts",
@@ -72,5 +91,8 @@ __all__ = [
     "predictive_equality_difference",
     "safe_div",
     "statistical_parity_difference",
+    "threshold_for_precision",
+    "with_bias_adjusted_weights",
+    "with_importance_weights",
 ]
 __version__ = "0.1.0"

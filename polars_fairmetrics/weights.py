@@ -62,6 +62,7 @@ __all__ = [
     "BIAS_ADJUSTED_METRICS",
     "NOTEBOOK_EPSILON",
     "Mix",
+    "Target",
     "bias_adjusted_metrics",
     "bias_adjusted_weights",
     "importance_weights",
@@ -72,6 +73,9 @@ __all__ = [
 Mix: TypeAlias = Mapping[Any, float]
 """A distribution over the levels of a group column: ``{level: probability}`` (for several
 columns, tuple keys ``{(a, b): p}``)."""
+
+Target: TypeAlias = Literal["uniform"] | Mix
+"""A target mix: ``"uniform"`` or a :data:`Mix`."""
 
 MIX_TOLERANCE = 1e-9
 """How far from 1 the probabilities of a given mix may sum."""
@@ -277,7 +281,7 @@ def _key_exprs(by: ColumnNames) -> tuple[list[str], list[pl.Expr]]:
 def importance_weights(
     by: ColumnNames,
     *,
-    target: Literal["uniform"] | Mix = "uniform",
+    target: Target = "uniform",
     source: Mix | None = None,
     weight: str | None = None,
     within: ColumnNames | None = None,
@@ -508,7 +512,7 @@ def with_importance_weights(
     data: FrameT,
     by: ColumnNames,
     *,
-    target: Literal["uniform"] | Mix = "uniform",
+    target: Target = "uniform",
     source: Mix | None = None,
     weight: str | None = None,
     within: ColumnNames | None = None,
