@@ -47,8 +47,10 @@ from polars_fairmetrics.metrics import (
     safe_div,
 )
 from polars_fairmetrics.weights import (
+    bias_adjusted_counts,
     bias_adjusted_metrics,
     bias_adjusted_weights,
+    importance_weighted_counts,
     importance_weights,
     with_bias_adjusted_weights,
     with_importance_weights,
@@ -69,6 +71,7 @@ __all__ = [
     "ReferenceGroupError",
     "accuracy_equality_difference",
     "between_groups",
+    "bias_adjusted_counts",
     "bias_adjusted_metrics",
     "bias_adjusted_weights",
     "combine_counts",
@@ -82,6 +85,7 @@ __all__ = [
     "equalized_odds_difference",
     "fairness_criteria",
     "group_metrics",
+    "importance_weighted_counts",
     "importance_weights",
     "load_compas",
     "metric",

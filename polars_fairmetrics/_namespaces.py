@@ -331,6 +331,26 @@ class _FrameNamespace(Generic[FrameT]):
             weights_by=weights_by, weight=weight, metrics=metrics, convention=convention,
             pos_label=pos_label, neg_label=neg_label)
 
+    def importance_weighted_counts(
+        self, by: ColumnNames, *, target: _weights.Target = "uniform",
+        source: _weights.Mix | None = None, within: ColumnNames | None = None,
+        keys: ColumnNames | None = None,
+    ) -> FrameT:
+        """:func:`polars_fairmetrics.importance_weighted_counts` of this count table."""
+        return _weights.importance_weighted_counts(self._frame, by, target=target, source=source,
+                                                   within=within, keys=keys)
+
+    def bias_adjusted_counts(
+        self, in_biased_set: str, *, biased_share: float | None = None,
+        biased_size: int | None = None, population_size: int | None = None,
+        by: ColumnNames | None = None, keys: ColumnNames | None = None,
+        allow_empty: bool = False,
+    ) -> FrameT:
+        """:func:`polars_fairmetrics.bias_adjusted_counts` of this count table."""
+        return _weights.bias_adjusted_counts(
+            self._frame, in_biased_set, biased_share=biased_share, biased_size=biased_size,
+            population_size=population_size, by=by, keys=keys, allow_empty=allow_empty)
+
     def deployment_counts(
         self, *, deploy_positive_rate: _deployment.Rate | None = None,
         deploy_neg_pos_ratio: _deployment.Rate | None = None, by: ColumnNames | None = None,

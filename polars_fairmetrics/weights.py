@@ -43,7 +43,7 @@ import polars as pl
 
 from polars_fairmetrics._typing import ColumnNames, FrameT, Label
 from polars_fairmetrics._validate import as_list, require_columns, require_numeric, schema_of
-from polars_fairmetrics.counts import confusion_counts
+from polars_fairmetrics.counts import PARTITION_COLUMNS, confusion_counts, is_weighted
 from polars_fairmetrics.exceptions import (
     EmptyGroupError,
     FairMetricsError,
@@ -63,8 +63,10 @@ __all__ = [
     "NOTEBOOK_EPSILON",
     "Mix",
     "Target",
+    "bias_adjusted_counts",
     "bias_adjusted_metrics",
     "bias_adjusted_weights",
+    "importance_weighted_counts",
     "importance_weights",
     "with_bias_adjusted_weights",
     "with_importance_weights",
@@ -729,3 +731,266 @@ def bias_adjusted_metrics(
                 else _notebook_metric(m, cw, positives))
         values[m] = [("value", expr)]
     return long_metrics(counts, values, sizes=("n", "n_w"))
+
+
+# ---------------------------------------------------------------------------------------------
+# The count-table route: reweight a count table grouped by the level column(s); no row pass
+# ---------------------------------------------------------------------------------------------
+
+
+def _reweight_table(
+    counts: FrameT,
+    level_cols: list[str],
+    level_keys: list[pl.Expr],
+    **options: Any,
+) -> FrameT:
+    """:func:`_reweight_lazy` keeping the frame kind."""
+    lazy = _reweight_lazy(counts.lazy(), list(schema_of(counts).names()), level_cols, level_keys,
+                          **options)
+    if isinstance(counts, pl.DataFrame):
+        return lazy.collect()
+    return lazy
+
+
+def _reweight_lazy(
+    counts: pl.LazyFrame,
+    columns: list[str],
+    level_cols: list[str],
+    level_keys: list[pl.Expr],
+    *,
+    target: dict[_Level, float] | None,
+    source: dict[_Level, float] | None,
+    within: list[str],
+    keys: ColumnNames | None,
+    missing_message: MissingMessage | None,
+    unlisted_message: Callable[[Any], str],
+    extra_check: tuple[pl.Expr, Callable[[Any], str], type[FairMetricsError]] | None = None,
+) -> pl.LazyFrame:
+    """Weighted counts = counts × Pr_tgt(level) / Pr_src(level), from a count table."""
+    missing_counts = [c for c in ("tp", "fp", "tn", "fn") if c not in columns]
+    if missing_counts:
+        raise InvalidOptionError(
+            "expected a count table (from confusion_counts) with columns tp, fp, tn, fn; "
+            f"missing: {', '.join(missing_counts)}"
+        )
+    nonc = key_columns(columns)
+    for col in [*level_cols, *within]:
+        if col not in nonc:
+            raise InvalidOptionError(
+                f"{col!r} is not a key column of the count table (count with by= including it)"
+            )
+    partitions: list[str] = [c for c in nonc if c in PARTITION_COLUMNS]
+    use_w = is_weighted(columns)
+    c = Counts.from_columns(weighted=use_w)
+    valid = pl.all_horizontal([k.is_not_null() for k in level_keys])
+    mass = pl.when(valid).then(c.n.cast(pl.Float64)).otherwise(pl.lit(0.0))
+    parts: list[str] = [*partitions, *within]
+
+    def over(expr: pl.Expr, extra: Sequence[pl.Expr] = ()) -> pl.Expr:
+        p: list[Any] = [*parts, *extra]
+        return expr.over(p) if p else expr
+
+    if source is None:
+        src = over(mass.sum(), level_keys) / over(mass.sum())
+    else:
+        src = _lookup(level_keys, source)
+    carries = valid & (mass > 0)
+    if target is None:
+        tgt = pl.lit(1.0) / over(pl.struct(level_keys).filter(carries).n_unique()).cast(
+            pl.Float64)
+    else:
+        tgt = _lookup(level_keys, target).fill_null(0.0)
+    factor = pl.when(valid & (src > 0)).then(tgt / src).otherwise(pl.lit(0.0))
+    lazy = counts.with_columns(factor.alias("_pfm_iw"))
+    checks: list[tuple[pl.Expr, Callable[[Any], str], type[FairMetricsError]]] = []
+    if extra_check is not None:
+        checks.append(extra_check)
+    if target is not None and missing_message is not None:
+        msg = missing_message
+        level: _Level
+        for level in target:
+            present = _match(level_keys, level) & carries
+            group_cols = [*partitions, *within]
+            if group_cols:
+                first_bad = pl.struct(group_cols).filter(
+                    ~present.any().over(group_cols)).first()
+            else:
+                first_bad = pl.when(present.any()).then(pl.lit(None)).otherwise(pl.lit(True))
+
+            def message(group: Any, level: _Level = level) -> str:
+                return msg(level, None if group is True else group)
+
+            checks.append((first_bad, message, EmptyGroupError))
+    if source is not None:
+        checks.append((pl.struct(level_keys).filter(valid & src.is_null()).first(),
+                       unlisted_message, EmptyGroupError))
+    if checks:
+        probe = pl.struct([e.alias(f"_pfm_check{i}") for i, (e, _, _) in enumerate(checks)])
+        lazy = lazy.with_columns(probe.alias("_pfm_checks"))
+
+        def guard(frame: pl.DataFrame) -> pl.DataFrame:
+            if frame.height:
+                row = frame["_pfm_checks"].struct.unnest().row(0)
+                for value, (_, message, error) in zip(row, checks, strict=True):
+                    if value is not None:
+                        raise error(message(value))
+            return frame.drop("_pfm_checks")
+
+        schema = {k: v for k, v in lazy.collect_schema().items() if k != "_pfm_checks"}
+        lazy = lazy.map_batches(guard, schema=schema)
+    iw = pl.col("_pfm_iw")
+    names: tuple[str, ...] = ("tp_w", "fp_w", "tn_w", "fn_w")
+    lazy = lazy.with_columns(
+        [(e.cast(pl.Float64) * iw).alias(n)
+         for e, n in zip((c.tp, c.fp, c.tn, c.fn), names, strict=True)]
+    ).with_columns(pl.sum_horizontal(list(names)).alias("n_w")).drop("_pfm_iw")
+    out_cols: list[str] = [col for col in columns if col not in (*names, "n_w")]
+    if "n" in out_cols:
+        at: int = out_cols.index("n") + 1
+        out_cols = [*out_cols[:at], *names, "n_w", *out_cols[at:]]
+    else:
+        out_cols = [*out_cols, *names, "n_w"]
+    lazy = lazy.select(out_cols)
+    if keys is not None:
+        key_list: list[str] = as_list(keys)
+        for k in key_list:
+            if k not in nonc:
+                raise InvalidOptionError(f"keys={k!r} is not a key column of the count table")
+        group: list[str] = [*key_list, *[p for p in partitions if p not in key_list]]
+        summed: list[str] = [col for col in out_cols if col not in nonc]
+        lazy = (lazy.group_by(group).agg(pl.col(summed).sum())
+                .select([*group, *summed]).sort(group, nulls_last=True))
+    return lazy
+
+
+def importance_weighted_counts(
+    counts: FrameT,
+    by: ColumnNames,
+    *,
+    target: Target = "uniform",
+    source: Mix | None = None,
+    within: ColumnNames | None = None,
+    keys: ColumnNames | None = None,
+) -> FrameT:
+    r"""Importance-weighted counts from a count table grouped by :math:`A`: no pass over rows.
+
+    Importance weights are constant within a level of :math:`A`, so on a count table whose groups
+    include :math:`A` the weighted counts are the integer counts times the level's weight:
+
+    .. math::
+
+        tp_w = TP \cdot \frac{\Pr_{tgt}(A = a)}{\Pr_{src}(A = a)},\quad
+        \Pr_{src}(A = a) = \frac{\sum_{g: a_g = a} n_g}{\sum_g n_g}\quad(\text{likewise }
+        fp_w, tn_w, fn_w)
+
+    — the same numbers as ``confusion_counts(weight=importance_weights(A))`` on the rows (when
+    no label is null: here the source mix counts the rows that were counted, ``n``), computed from
+    the small table, so the whole audit stays one streaming scan. A weighted table (sample
+    weights) is reweighted on its weighted sums (product of weights).
+
+    Parameters
+    ----------
+    counts
+        A count table whose key columns include ``by`` (and ``within``); thresholds and
+        replicates are partitions (each gets its own source mix).
+    by, target, source, within
+        As for :func:`importance_weights`.
+    keys
+        Sum the reweighted table over the other key columns, keeping these (e.g. count by
+        ``["sex", "race"]``, weight by ``"race"``, report by ``"sex"``). Default: keep all.
+
+    Returns
+    -------
+    DataFrame or LazyFrame
+        The table with ``tp_w, fp_w, tn_w, fn_w, n_w`` (Float64) holding the reweighted counts.
+        Rows with a null level get weight 0.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import polars_fairmetrics as pfm
+    >>> df = pl.DataFrame({"y": [0] * 8 + [1] * 2, "p": [1] + [0] * 7 + [1, 0]})
+    >>> t = pfm.confusion_counts(df, y_true="y", y_pred="p", by="y")
+    >>> w = importance_weighted_counts(t, "y", keys=[])
+    >>> pfm.metrics_from_counts(w, metrics="error_rate")["error_rate"].item()  # the BER
+    0.3125
+    """
+    names, level_keys = _key_exprs(by)
+    tgt = None if _is_uniform(target) else _check_mix(cast(Mix, target), len(names), "target",
+                                                      positive=False)
+    src = None if source is None else _check_mix(source, len(names), "source", positive=True)
+
+    def missing(level: _Level, group: Any) -> str:
+        where = "" if group is None else f" in {_show(group)!r}"
+        return f"target mix names {_show(level)!r} of column(s) {names}, which has no rows{where}"
+
+    def unlisted(level: Any) -> str:
+        return f"column(s) {names} hold {_show(level)!r}, which the source mix does not list"
+
+    return _reweight_table(counts, names, level_keys, target=tgt, source=src,
+                           within=as_list(within), keys=keys, missing_message=missing,
+                           unlisted_message=unlisted)
+
+
+def bias_adjusted_counts(
+    counts: FrameT,
+    in_biased_set: str,
+    *,
+    biased_share: float | None = None,
+    biased_size: int | None = None,
+    population_size: int | None = None,
+    by: ColumnNames | None = None,
+    keys: ColumnNames | None = None,
+    allow_empty: bool = False,
+) -> FrameT:
+    r"""Bias-adjusted counts from a count table grouped by the biased-set flag: no row pass.
+
+    The weighted counts are the integer counts times :math:`w_{\underline B}` or
+    :math:`w_{\underline B^c}` (see :func:`bias_adjusted_weights`), with
+    :math:`|\underline B|, |\underline B^c|` read from the table (per ``by`` group when given).
+
+    Parameters
+    ----------
+    counts
+        A count table whose key columns include ``in_biased_set`` (Boolean or 0/1).
+    in_biased_set, biased_share, biased_size, population_size, by, allow_empty
+        As for :func:`bias_adjusted_weights`.
+    keys
+        Sum over the other key columns, keeping these (e.g. ``[]`` for one overall row, or the
+        report groups). Default: keep all.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import polars_fairmetrics as pfm
+    >>> df = pl.DataFrame({"in_b": [1, 1, 0, 0, 0], "y": [1, 0, 0, 1, 0],
+    ...                    "pred": [1, 1, 0, 0, 1]})
+    >>> t = pfm.confusion_counts(df, y_true="y", y_pred="pred", by="in_b")
+    >>> t = bias_adjusted_counts(t, "in_b", biased_share=0.2, keys=[])
+    >>> round(pfm.metrics_from_counts(t, metrics="precision")["positive_predictive_value"][0], 4)
+    0.2143
+    """
+    share = _biased_share(biased_share, biased_size, population_size)
+    groups = as_list(by)
+    flag = pl.col(in_biased_set)
+    as_num = flag.cast(pl.Float64, strict=False)
+    ok = as_num.is_in([0.0, 1.0]).fill_null(False)
+    bad_value = flag.cast(pl.String, strict=False).filter(flag.is_not_null() & ~ok).first()
+
+    def missing(level: _Level, group: Any) -> str:
+        which = "B (flag True/1)" if level[0] else "B^c (flag False/0)"
+        where = "the scored set" if group is None else f"{_show(group)!r}"
+        return (f"column {in_biased_set!r} (biased-set flag) has no rows in {which} in {where}; "
+                "the bias-adjusted weights need rows of both B and B^c")
+
+    def bad_flag(value: Any) -> str:
+        return (f"column {in_biased_set!r} (biased-set flag) has a value {value!r} that is "
+                "neither True/1 (in B) nor False/0 (in B^c)")
+
+    key = pl.when(flag.is_not_null()).then(as_num == 1.0)
+    return _reweight_table(
+        counts, [in_biased_set], [key], target={(True,): share, (False,): 1.0 - share},
+        source=None, within=groups, keys=keys,
+        missing_message=None if allow_empty else missing, unlisted_message=str,
+        extra_check=(bad_value, bad_flag, InvalidLabelError),
+    )

@@ -510,3 +510,71 @@ def test_bias_adjusted_weights_feed_disparities_and_thresholds() -> None:
     assert out["n"].sum() == 7214 * 3
     totals = _both_engines(weighted.select(pl.col("bias_adjusted_weight").sum()))
     assert totals.item() == pytest.approx(7214)
+
+
+# ---------------------------------------------------------------------------------------------
+# The count-table route agrees with the row route
+# ---------------------------------------------------------------------------------------------
+
+
+@SETTINGS
+@given(frames(), st.booleans())
+def test_importance_weighted_counts_equal_row_route(df: pl.DataFrame, weighted: bool) -> None:
+    from polars_fairmetrics.weights import importance_weighted_counts
+
+    w = "w" if weighted else None
+    if weighted and df["w"].sum() == 0:
+        return
+    target = {"a": 0.5, "b": 0.5} if set(df["g"]) >= {"a", "b"} else "uniform"
+    if weighted and target != "uniform" and any(
+            df.filter(pl.col("g") == lv)["w"].sum() == 0 for lv in ("a", "b")):
+        return
+    rows = df.lazy().with_columns(importance_weights("g", target=target, weight=w))
+    row_route = pfm.confusion_counts(rows, y_true="y", y_score="s", threshold=[0.3, 0.7],
+                                     by="h", weight="importance_weight").collect()
+    table = pfm.confusion_counts(df.lazy(), y_true="y", y_score="s", threshold=[0.3, 0.7],
+                                 by=["h", "g"], weight=w)
+    count_route = _both_engines(importance_weighted_counts(table, "g", target=target,
+                                                           keys="h"))
+    assert count_route["h"].to_list() == row_route["h"].to_list()
+    assert count_route["threshold"].to_list() == row_route["threshold"].to_list()
+    for col in ("tp", "fp", "tn", "fn", "n"):
+        assert count_route[col].to_list() == row_route[col].to_list()
+    for col in ("tp_w", "fp_w", "tn_w", "fn_w", "n_w"):
+        np.testing.assert_allclose(count_route[col].to_numpy(), row_route[col].to_numpy(),
+                                   rtol=1e-12, atol=1e-12)
+
+
+@SETTINGS
+@given(frames())
+def test_bias_adjusted_counts_equal_row_route(df: pl.DataFrame) -> None:
+    from polars_fairmetrics.weights import bias_adjusted_counts
+
+    in_b = df["in_b"].to_numpy()
+    table = pfm.confusion_counts(df, y_true="y", y_pred="p", by=["g", "in_b"])
+    if in_b.all() or not in_b.any():
+        with pytest.raises(EmptyGroupError, match="'in_b'"):
+            bias_adjusted_counts(table, "in_b", biased_share=0.3)
+        return
+    count_route = bias_adjusted_counts(table, "in_b", biased_share=0.3, keys="g")
+    ref_w = oracle_bias_weights(in_b, 0.3)
+    for g, tp_w, fp_w, n_w in count_route.select("g", "tp_w", "fp_w", "n_w").iter_rows():
+        m = df["g"].to_numpy() == g
+        y, p = df["y"].to_numpy(), df["p"].to_numpy()
+        assert tp_w == pytest.approx(ref_w[m & (y == 1) & (p == 1)].sum(), abs=1e-12)
+        assert fp_w == pytest.approx(ref_w[m & (y == 0) & (p == 1)].sum(), abs=1e-12)
+        assert n_w == pytest.approx(ref_w[m].sum(), abs=1e-12)
+    assert count_route["n_w"].sum() == pytest.approx(df.height)
+
+
+def test_count_route_errors() -> None:
+    from polars_fairmetrics.weights import bias_adjusted_counts, importance_weighted_counts
+
+    df = pl.DataFrame({"g": ["a", "b"], "flag": [0, 2], "y": [1, 0], "p": [1, 1]})
+    t = pfm.confusion_counts(df, y_true="y", y_pred="p", by=["g", "flag"])
+    with pytest.raises(EmptyGroupError, match="names 'z'"):
+        importance_weighted_counts(t, "g", target={"a": 0.5, "z": 0.5})
+    with pytest.raises(InvalidOptionError, match="not a key column"):
+        importance_weighted_counts(t, "y")
+    with pytest.raises(InvalidLabelError, match="'flag'.*'2'"):
+        bias_adjusted_counts(t, "flag", biased_share=0.5)
