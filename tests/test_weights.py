@@ -576,5 +576,5 @@ def test_count_route_errors() -> None:
         importance_weighted_counts(t, "g", target={"a": 0.5, "z": 0.5})
     with pytest.raises(InvalidOptionError, match="not a key column"):
         importance_weighted_counts(t, "y")
-    with pytest.raises(InvalidLabelError, match="'flag'.*'2'"):
+    with pytest.raises(InvalidLabelError, match=r"'flag'.*'2'"):
         bias_adjusted_counts(t, "flag", biased_share=0.5)
