@@ -578,3 +578,26 @@ def test_count_route_errors() -> None:
         importance_weighted_counts(t, "y")
     with pytest.raises(InvalidLabelError, match=r"'flag'.*'2'"):
         bias_adjusted_counts(t, "flag", biased_share=0.5)
+
+
+# ---------------------------------------------------------------------------------------------
+# The guide's code blocks run
+# ---------------------------------------------------------------------------------------------
+
+
+def test_guide_code_blocks() -> None:
+    import pathlib
+    import re
+
+    guide = pathlib.Path(__file__).parent.parent / "docs" / "distribution_shift.md"
+    blocks = re.findall(r"```python\n(.*?)```", guide.read_text(), flags=re.DOTALL)
+    assert len(blocks) >= 10
+    adult = pathlib.Path("../shared/data/adult.parquet")
+    namespace: dict[str, object] = {}
+    ran = 0
+    for block in blocks:
+        if "adult.parquet" in block and not adult.exists():
+            continue
+        exec(compile(block, str(guide), "exec"), namespace)
+        ran += 1
+    assert ran >= len(blocks) - 1
