@@ -487,19 +487,19 @@ def threshold_for_precision(
         METRICS["positive_predictive_value"].func(test).alias("test_precision"),
         METRICS["true_positive_rate"].func(test).alias("recall"),
     )
-    ok = pl.col("precision") >= min_precision
-    chosen = sweep.filter(ok.fill_null(False))
+    # one pass over the (small) sweep: the lowest feasible threshold and the values there
+    ok = (pl.col("precision") >= min_precision).fill_null(False)
+    feasible = pl.col("threshold").filter(ok)
+
+    def at_best(column: str) -> pl.Expr:
+        return pl.col(column).filter(ok).sort_by(feasible).first()
+
+    aggs = [feasible.min().alias("threshold"),
+            *[at_best(c) for c in ("precision", "test_precision", "recall")]]
     if groups:
-        best = chosen.group_by(groups).agg(pl.col("threshold").min())
-        all_groups = sweep.select(groups).unique()
-        out = (
-            all_groups.join(best, on=groups, how="left", nulls_equal=True)
-            .join(sweep, on=[*groups, "threshold"], how="left", nulls_equal=True)
-            .sort(groups, nulls_last=True)
-        )
+        out = sweep.group_by(groups).agg(aggs).sort(groups, nulls_last=True)
     else:
-        best = chosen.select(pl.col("threshold").min())
-        out = best.join(sweep, on="threshold", how="left")
+        out = sweep.select(aggs)
     out = out.select(*groups, "threshold", "precision", "test_precision", "recall")
     if isinstance(counts, pl.DataFrame):
         return out.collect()

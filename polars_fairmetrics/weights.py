@@ -214,49 +214,72 @@ def _reweight(
         parts: list[Any] = [*within, *extra]
         return expr.over(parts) if parts else expr
 
-    if source is None:
+    checks: list[tuple[pl.Expr, Callable[[Any], str]]] = list(extra_checks)
+    errors: list[type[FairMetricsError]] = [extra_error] * len(checks)
+    if target is not None and not within:
+        # Fast path: the target names the levels, so the source mix is a few scalar sums (one
+        # comparison per level) and the weight a when/then chain: no window, no hashing.
+        levels = list(target)
+        matches = [_match(keys, lv).fill_null(False) for lv in levels]
         if w is None:
-            level_mass = over(pl.len(), keys).cast(pl.Float64)
-            total = over(valid.sum()).cast(pl.Float64)
+            masses = [m.sum().cast(pl.Float64) for m in matches]
+            total = valid.sum().cast(pl.Float64)
         else:
-            level_mass = over(w.filter(valid).sum(), keys)
-            total = over(w.filter(valid).sum())
-        src = level_mass / total
+            masses = [w.filter(m).sum() for m in matches]
+            total = w.filter(valid).sum()
+        terms = []
+        for lv, m, mass in zip(levels, matches, masses, strict=True):
+            if source is None:
+                src_l = mass / total
+            else:
+                src_l = pl.lit(source.get(lv), dtype=pl.Float64)
+            ratio_l = pl.when(src_l > 0).then(pl.lit(target[lv]) / src_l).otherwise(pl.lit(0.0))
+            # arithmetic on the 0/1 match is much faster than a when/then chain over rows
+            terms.append(m.cast(pl.Float64) * ratio_l)
+        ratio = pl.sum_horizontal(terms)
+        if missing_message is not None:
+            for lv, mass in zip(levels, masses, strict=True):
+                checks.append((pl.when(mass > 0).then(pl.lit(None)).otherwise(pl.lit(True)),
+                               _missing_at(missing_message, lv)))
+                errors.append(EmptyGroupError)
+        if source is not None:
+            listed = pl.any_horizontal([_match(keys, lv).fill_null(False) for lv in source])
+            checks.append((pl.struct(keys).filter(valid & ~listed).first(), unlisted_message))
+            errors.append(EmptyGroupError)
     else:
-        src = _lookup(keys, source)
-    if target is None:
-        n_levels = over(pl.struct(keys).filter(carries).n_unique()).cast(pl.Float64)
-        tgt = pl.lit(1.0) / n_levels
-    else:
-        tgt = _lookup(keys, target).fill_null(0.0)
-    ratio = (
-        pl.when(src > 0)
-        .then(tgt / src)
-        .otherwise(pl.lit(0.0))  # only rows with a zero weight, in a level without mass
-    )
+        if source is None:
+            if w is None:
+                level_mass = over(pl.len(), keys).cast(pl.Float64)
+                total = over(valid.sum()).cast(pl.Float64)
+            else:
+                level_mass = over(w.filter(valid).sum(), keys)
+                total = over(w.filter(valid).sum())
+            src = level_mass / total
+        else:
+            src = _lookup(keys, source)
+        if target is None:
+            n_levels = over(pl.struct(keys).filter(carries).n_unique()).cast(pl.Float64)
+            tgt = pl.lit(1.0) / n_levels
+        else:
+            tgt = _lookup(keys, target).fill_null(0.0)
+        ratio = (
+            pl.when(src > 0)
+            .then(tgt / src)
+            .otherwise(pl.lit(0.0))  # only rows with a zero weight, in a level without mass
+        )
+        if target is not None and missing_message is not None:
+            for level in target:
+                present = _match(keys, level) & carries
+                first_bad = pl.struct(within).filter(~present.any().over(within)).first()
+                checks.append((first_bad, _missing_at(missing_message, level)))
+                errors.append(EmptyGroupError)
+        if source is not None:
+            unlisted = pl.struct(keys).filter(valid & src.is_null()).first()
+            checks.append((unlisted, unlisted_message))
+            errors.append(EmptyGroupError)
     out = ratio if w is None else pl.when(w == 0).then(pl.lit(0.0)).otherwise(w * ratio)
     out = pl.when(valid).then(out).otherwise(pl.lit(None, dtype=pl.Float64))
 
-    checks: list[tuple[pl.Expr, Callable[[Any], str]]] = list(extra_checks)
-    errors: list[type[FairMetricsError]] = [extra_error] * len(checks)
-    if target is not None and missing_message is not None:
-        msg = missing_message
-        for level in target:
-            present = _match(keys, level) & carries
-            if within:
-                first_bad = pl.struct(within).filter(~present.any().over(within)).first()
-            else:
-                first_bad = pl.when(present.any()).then(pl.lit(None)).otherwise(pl.lit(True))
-
-            def message(group: Any, level: _Level = level) -> str:
-                return msg(level, None if group is True else group)
-
-            checks.append((first_bad, message))
-            errors.append(EmptyGroupError)
-    if source is not None:
-        unlisted = pl.struct(keys).filter(valid & src.is_null()).first()
-        checks.append((unlisted, unlisted_message))
-        errors.append(EmptyGroupError)
     if not checks:
         return out
     guard_input = pl.struct([c.alias(f"_pfm_check{i}") for i, (c, _) in enumerate(checks)])
@@ -271,6 +294,15 @@ def _reweight(
 
     ok = guard_input.map_batches(guard, return_dtype=pl.Float64, returns_scalar=True)
     return out * ok
+
+
+def _missing_at(message: MissingMessage, level: _Level) -> Callable[[Any], str]:
+    """The message for a target level with no rows: ``True`` means the whole frame."""
+
+    def at(group: Any) -> str:
+        return message(level, None if group is True else group)
+
+    return at
 
 
 def _key_exprs(by: ColumnNames) -> tuple[list[str], list[pl.Expr]]:
@@ -474,7 +506,7 @@ def bias_adjusted_weights(
     flag = pl.col(in_biased_set)
     as_num = flag.cast(pl.Float64, strict=False)
     ok = as_num.is_in([0.0, 1.0]).fill_null(False)
-    bad_value = flag.cast(pl.String, strict=False).filter(flag.is_not_null() & ~ok).first()
+    bad_value = flag.filter(flag.is_not_null() & ~ok).first().cast(pl.String, strict=False)
     groups = as_list(by)
     w = _checked_weight(pl.col(weight)) if weight is not None else None
 
@@ -491,7 +523,7 @@ def bias_adjusted_weights(
     def unlisted(level: Any) -> str:  # pragma: no cover - no source mapping here
         return f"unexpected level {level!r}"
 
-    key = pl.when(flag.is_not_null()).then(as_num == 1.0)
+    key = as_num == 1.0  # null where the flag is null
     return _reweight(
         [key],
         target={(True,): share, (False,): 1.0 - share},
@@ -691,7 +723,7 @@ def bias_adjusted_metrics(
     -------
     DataFrame or LazyFrame
         Keys (and ``threshold``), ``metric``, ``value``, ``support``, ``n``, ``n_w`` (the sum of
-        the weights: the row count), sorted by the keys.
+        the group's weights; over all groups, the number of rows scored), sorted by the keys.
 
     Examples
     --------
@@ -975,7 +1007,7 @@ def bias_adjusted_counts(
     flag = pl.col(in_biased_set)
     as_num = flag.cast(pl.Float64, strict=False)
     ok = as_num.is_in([0.0, 1.0]).fill_null(False)
-    bad_value = flag.cast(pl.String, strict=False).filter(flag.is_not_null() & ~ok).first()
+    bad_value = flag.filter(flag.is_not_null() & ~ok).first().cast(pl.String, strict=False)
 
     def missing(level: _Level, group: Any) -> str:
         which = "B (flag True/1)" if level[0] else "B^c (flag False/0)"
@@ -987,7 +1019,7 @@ def bias_adjusted_counts(
         return (f"column {in_biased_set!r} (biased-set flag) has a value {value!r} that is "
                 "neither True/1 (in B) nor False/0 (in B^c)")
 
-    key = pl.when(flag.is_not_null()).then(as_num == 1.0)
+    key = as_num == 1.0  # null where the flag is null
     return _reweight_table(
         counts, [in_biased_set], [key], target={(True,): share, (False,): 1.0 - share},
         source=None, within=groups, keys=keys,
