@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import resource
 import subprocess
@@ -149,6 +150,7 @@ def main() -> None:
         run_method(*args.one)
         return
     path = make_data(args.rows)
+    load_start = os.getloadavg()[0]
     size_mib = path.stat().st_size / 2**20
     results: dict[str, tuple[float, float]] = {}
     for name, _ in METHODS:
@@ -165,6 +167,7 @@ def main() -> None:
         results[name] = (min(times), max(peaks))
         print(f"{name:20s} {min(times):8.3f} s  peak {max(peaks):8.0f} MiB", flush=True)
     floor_t = results["floor"][0]
+    load_end = os.getloadavg()[0]
     lines = [
         "# Benchmark: weights and deployment correction vs the floor",
         "",
@@ -208,8 +211,9 @@ def main() -> None:
         "",
         f"Machine: {platform.machine()}, {platform.system()}, Python "
         f"{platform.python_version()}, polars {pl.__version__}; 2 cores shared with other "
-        "engineers' jobs during the run (absolute times are noisy; the ratios were measured in "
-        "one run).",
+        f"engineers' jobs during the run (1-minute load average {load_start:.1f} at the start, "
+        f"{load_end:.1f} at the end: absolute times are noisy; the ratios were measured in one "
+        "run).",
         "",
     ]
     DOC.parent.mkdir(parents=True, exist_ok=True)

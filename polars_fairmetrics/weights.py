@@ -31,6 +31,11 @@ These are the importance weights of the flag column with target mix
 
 Errors that need the data (a target level with no rows, an empty :math:`\underline B`) are raised
 when the query runs, from a guard on one small aggregate computed in the same scan.
+
+Both weights are constant within a level, so a count table grouped by the level column can be
+reweighted after the scan instead (:func:`importance_weighted_counts`,
+:func:`bias_adjusted_counts`): the same numbers, with no work over the rows beyond the one
+``confusion_counts`` scan — the route for files larger than memory.
 """
 
 from __future__ import annotations
@@ -244,7 +249,7 @@ def _reweight(
                 errors.append(EmptyGroupError)
         if source is not None:
             listed = pl.any_horizontal([_match(keys, lv).fill_null(False) for lv in source])
-            checks.append((pl.struct(keys).filter(valid & ~listed).first(), unlisted_message))
+            checks.append((_first_where(keys, valid & ~listed), unlisted_message))
             errors.append(EmptyGroupError)
     else:
         if source is None:
@@ -274,7 +279,7 @@ def _reweight(
                 checks.append((first_bad, _missing_at(missing_message, level)))
                 errors.append(EmptyGroupError)
         if source is not None:
-            unlisted = pl.struct(keys).filter(valid & src.is_null()).first()
+            unlisted = _first_where(keys, valid & src.is_null())
             checks.append((unlisted, unlisted_message))
             errors.append(EmptyGroupError)
     out = ratio if w is None else pl.when(w == 0).then(pl.lit(0.0)).otherwise(w * ratio)
@@ -294,6 +299,15 @@ def _reweight(
 
     ok = guard_input.map_batches(guard, return_dtype=pl.Float64, returns_scalar=True)
     return out * ok
+
+
+def _first_where(keys: Sequence[pl.Expr], mask: pl.Expr) -> pl.Expr:
+    """The first level (a struct) of the rows where ``mask`` holds; null when there is none.
+
+    Filters each key before building the struct, so no struct of the whole column is made.
+    """
+    first = pl.struct([k.filter(mask).first() for k in keys])
+    return pl.when(mask.any()).then(first).otherwise(pl.lit(None))
 
 
 def _missing_at(message: MissingMessage, level: _Level) -> Callable[[Any], str]:
