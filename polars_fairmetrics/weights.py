@@ -50,15 +50,17 @@ from polars_fairmetrics._typing import ColumnNames, FrameT, Label
 from polars_fairmetrics._validate import as_list, require_columns, require_numeric, schema_of
 from polars_fairmetrics.counts import PARTITION_COLUMNS, confusion_counts, is_weighted
 from polars_fairmetrics.exceptions import (
+    MSG_NEGATIVE_WEIGHT,
+    MSG_NONFINITE_WEIGHT,
     EmptyGroupError,
     FairMetricsError,
     InvalidLabelError,
     InvalidOptionError,
+    InvalidWeightError,
 )
 from polars_fairmetrics.metrics import (
     METRICS,
     Counts,
-    _checked_weight,
     _metric_names,
     key_columns,
 )
@@ -199,15 +201,14 @@ def _reweight(
     within: list[str],
     missing_message: MissingMessage | None,
     unlisted_message: Callable[[Any], str],
-    extra_checks: Sequence[tuple[pl.Expr, Callable[[Any], str]]] = (),
-    extra_error: type[FairMetricsError] = EmptyGroupError,
+    extra_checks: Sequence[Check] = (),
 ) -> pl.Expr:
     r"""Row weight :math:`w_i \cdot \Pr_{tgt}(a_i) / \Pr_{src}(a_i)`, the mixes within ``within``.
 
     ``target=None`` is the uniform target over the levels present (per ``within`` group).
     ``missing_message`` (when not None) makes a target level with no rows an error.
-    ``extra_checks`` are (expression giving the first offending value or null, message) pairs,
-    raised as ``extra_error``.
+    ``extra_checks`` are (expression giving the first offending value or null, message, error
+    class) triples, checked with the others on one aggregate row when the query runs.
     """
     keys = [k.alias(f"{_K}{i}") for i, k in enumerate(keys)]
     valid = pl.all_horizontal([k.is_not_null() for k in keys])
@@ -219,8 +220,8 @@ def _reweight(
         parts: list[Any] = [*within, *extra]
         return expr.over(parts) if parts else expr
 
-    checks: list[tuple[pl.Expr, Callable[[Any], str]]] = list(extra_checks)
-    errors: list[type[FairMetricsError]] = [extra_error] * len(checks)
+    checks: list[tuple[pl.Expr, Callable[[Any], str]]] = [(e, m) for e, m, _ in extra_checks]
+    errors: list[type[FairMetricsError]] = [err for _, _, err in extra_checks]
     if target is not None and not within:
         # Fast path: the target names the levels, so the source mix is a few scalar sums (one
         # comparison per level) and the weight a when/then chain: no window, no hashing.
@@ -310,6 +311,25 @@ def _first_where(keys: Sequence[pl.Expr], mask: pl.Expr) -> pl.Expr:
     return pl.when(mask.any()).then(first).otherwise(pl.lit(None))
 
 
+Check: TypeAlias = tuple[pl.Expr, Callable[[Any], str], type[FairMetricsError]]
+"""(expression giving the first offending value or null, message, error class)."""
+
+
+def _weight_checks(weight: str | None) -> list[Check]:
+    """Negative, infinite and NaN sample weights, found by whole-column aggregates."""
+    if weight is None:
+        return []
+    f = pl.col(weight).cast(pl.Float64)
+    return [
+        (pl.when(f.min() < 0).then(f.min()),
+         lambda v: MSG_NEGATIVE_WEIGHT.format(column=weight, value=v), InvalidWeightError),
+        (f.filter(f.is_infinite()).first(),
+         lambda v: MSG_NONFINITE_WEIGHT.format(column=weight, value=v), InvalidWeightError),
+        (pl.when(f.is_nan().any()).then(pl.lit(math.nan)),
+         lambda v: MSG_NONFINITE_WEIGHT.format(column=weight, value=v), InvalidWeightError),
+    ]
+
+
 def _missing_at(message: MissingMessage, level: _Level) -> Callable[[Any], str]:
     """The message for a target level with no rows: ``True`` means the whole frame."""
 
@@ -397,7 +417,7 @@ def importance_weights(
     tgt = None if _is_uniform(target) else _check_mix(cast(Mix, target), len(names), "target",
                                                       positive=False)
     src = None if source is None else _check_mix(source, len(names), "source", positive=True)
-    w = _checked_weight(pl.col(weight)) if weight is not None else None
+    w = pl.col(weight).cast(pl.Float64) if weight is not None else None
 
     def missing(level: _Level, group: Any) -> str:
         where = "" if group is None else f" in the {as_list(within)} group {_show(group)!r}"
@@ -408,7 +428,8 @@ def importance_weights(
         return (f"column(s) {names} hold {_show(level)!r}, which the source mix does not list")
 
     return _reweight(keys, target=tgt, source=src, weight=w, within=as_list(within),
-                     missing_message=missing, unlisted_message=unlisted).alias(
+                     missing_message=missing, unlisted_message=unlisted,
+                     extra_checks=_weight_checks(weight)).alias(
                          "importance_weight")
 
 
@@ -522,7 +543,7 @@ def bias_adjusted_weights(
     ok = as_num.is_in([0.0, 1.0]).fill_null(False)
     bad_value = flag.filter(flag.is_not_null() & ~ok).first().cast(pl.String, strict=False)
     groups = as_list(by)
-    w = _checked_weight(pl.col(weight)) if weight is not None else None
+    w = pl.col(weight).cast(pl.Float64) if weight is not None else None
 
     def missing(level: _Level, group: Any) -> str:
         which = "B (flag True/1)" if level[0] else "B^c (flag False/0)"
@@ -546,8 +567,7 @@ def bias_adjusted_weights(
         within=groups,
         missing_message=None if allow_empty else missing,
         unlisted_message=unlisted,
-        extra_checks=[(bad_value, bad_flag)],
-        extra_error=InvalidLabelError,
+        extra_checks=[(bad_value, bad_flag, InvalidLabelError), *_weight_checks(weight)],
     ).alias("bias_adjusted_weight")
 
 

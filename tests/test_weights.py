@@ -284,9 +284,17 @@ def test_importance_weights_errors_needing_data() -> None:
         lf.select(importance_weights("g", target={"a": 0.5, "b": 0.5}, weight="w")).collect()
     with pytest.raises(EmptyGroupError, match=r"group 2"):
         lf.select(importance_weights("g", target={"a": 0.5, "b": 0.5}, within="h")).collect()
-    bad = pl.LazyFrame({"g": ["a", "b"], "w": [1.0, -2.0]})
-    with pytest.raises(InvalidWeightError, match=r"'w'.*-2.0"):
-        bad.select(importance_weights("g", weight="w")).collect()
+    for values, shown in (([1.0, -2.0], "-2.0"), ([1.0, math.inf], "inf"),
+                          ([1.0, math.nan], "nan")):
+        bad = pl.LazyFrame({"g": ["a", "b"], "w": values})
+        with pytest.raises(InvalidWeightError, match=f"'w'.*{shown}"):
+            bad.select(importance_weights("g", weight="w")).collect()
+        with pytest.raises(InvalidWeightError, match=f"'w'.*{shown}"):
+            bad.select(importance_weights("g", target={"a": 0.5, "b": 0.5},
+                                          weight="w")).collect()
+        with pytest.raises(InvalidWeightError, match=f"'w'.*{shown}"):
+            bad.with_columns(flag=pl.Series([True, False])).select(
+                bias_adjusted_weights("flag", biased_share=0.5, weight="w")).collect()
 
 
 # ---------------------------------------------------------------------------------------------
