@@ -155,7 +155,7 @@ def main() -> None:
     results: dict[str, tuple[float, float]] = {}
     for name, _ in METHODS:
         times, peaks = [], []
-        for _ in range(REPEATS):
+        for _ in range(1 if name.startswith("peer") else REPEATS):
             proc = subprocess.run(
                 [sys.executable, __file__, "--one", name, str(path)],
                 capture_output=True, text=True, check=True, cwd=ROOT,
@@ -177,7 +177,8 @@ def main() -> None:
         f"`|B|/|U|` = {SHARE}.",
         "",
         "Each method runs in its own subprocess on the streaming engine "
-        f"(`collect(engine=\"streaming\")`); best of {REPEATS} runs; peak = the subprocess's "
+        f"(`collect(engine=\"streaming\")`); best of {REPEATS} runs (the peer: one run); "
+        "peak = the subprocess's "
         "max RSS (including the Python interpreter and imports, ≈ 100–150 MiB).",
         "",
         "| method | time (s) | × floor | peak memory (MiB) |",

@@ -25,7 +25,7 @@ from polars_fairmetrics.deployment import (
 from polars_fairmetrics.exceptions import EmptyGroupError, InvalidOptionError
 from polars_fairmetrics.weights import importance_weights
 
-SETTINGS = settings(max_examples=30, deadline=None,
+SETTINGS = settings(max_examples=25, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow])
 GRID = [0.0, 0.2, 0.4, 0.5, 0.6, 0.8, 1.0]
 METRIC_NAMES = ["positive_predictive_value", "negative_predictive_value", "f1_score",

@@ -38,7 +38,7 @@ from polars_fairmetrics.weights import (
 )
 
 TOL = 1e-9
-SETTINGS = settings(max_examples=40, deadline=None,
+SETTINGS = settings(max_examples=25, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow])
 
 
