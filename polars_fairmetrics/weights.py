@@ -10,8 +10,8 @@ curves and bootstrap, like any other sample weight.
 
 .. math:: i_a = \Pr_{tgt}(A = a) / \Pr_{src}(A = a),
 
-the source mix :math:`\Pr_{src}` estimated from the frame (a window over the same scan) or given,
-the target mix given (a mapping, or ``"uniform"``). The importance-weighted error rate with
+the source mix :math:`\Pr_{src}` estimated from the frame (an aggregate over the same scan) or
+given, the target mix given (a mapping, or ``"uniform"``). The importance-weighted error rate with
 :math:`A = Y` and a uniform target is the balanced error rate.
 
 **Bias-adjusted weights** (seed *bias-adjusted-metrics*): rows come from a biased set
@@ -224,7 +224,7 @@ def _reweight(
     errors: list[type[FairMetricsError]] = [err for _, _, err in extra_checks]
     if target is not None and not within:
         # Fast path: the target names the levels, so the source mix is a few scalar sums (one
-        # comparison per level) and the weight a when/then chain: no window, no hashing.
+        # comparison per level) and the weight a sum of 0/1 matches times scalars: no window.
         levels = list(target)
         matches = [_match(keys, lv).fill_null(False) for lv in levels]
         if w is None:
@@ -378,7 +378,7 @@ def importance_weights(
         ``{level: probability}`` summing to 1 (tuple keys for several columns). A level of the
         data that the mapping does not list has target probability 0 (weight 0).
     source
-        The source mix as a mapping (then no window over the data is needed); default: estimated
+        The source mix as a mapping (then no aggregate over the data is needed); default: estimated
         from the frame, over the same scan. Must list every level present in the data.
     weight
         An existing sample-weight column: the result is its product with the importance weight,
@@ -392,7 +392,7 @@ def importance_weights(
     -------
     pl.Expr
         A Float64 expression named ``importance_weight``: null where a ``by`` value (or the
-        sample weight) is null. Use it in ``with_columns`` (a window over the whole frame, so not
+        sample weight) is null. Use it in ``with_columns`` (an aggregate over the whole frame, not
         inside ``group_by().agg``). Lazy; same result on the streaming engine.
 
     Raises
