@@ -192,8 +192,10 @@ def main() -> None:
         "Reading the table:",
         "",
         "- The **count route** (`importance_weighted_counts`, `bias_adjusted_counts`) adds no pass "
-        "and no memory: the file is scanned once by `confusion_counts` (grouped by the report "
-        "groups and the reweighting column), the reweighting touches only the small count table.",
+        "over the file and keeps the streaming memory: the file is scanned once by "
+        "`confusion_counts`, grouped by the report groups *and* the reweighting column (that "
+        "extra key is its only extra cost in the scan: compare with `confusion_counts(by=g)`); "
+        "the reweighting itself touches only the small count table.",
         "- The **row route** (`importance_weights` / `bias_adjusted_weights` as a column) also "
         "reads the file once — the source mix is an aggregate over the same scan (one masked sum "
         "per target level; windows for a uniform target or `within=`) — but an aggregate broadcast "
