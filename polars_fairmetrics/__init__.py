@@ -14,6 +14,12 @@ from polars_fairmetrics.bootstrap import (
 )
 from polars_fairmetrics.counts import combine_counts, confusion_counts
 from polars_fairmetrics.datasets import load_compas
+from polars_fairmetrics.deployment import (
+    deployment_counts,
+    deployment_factors,
+    deployment_metrics,
+    threshold_for_precision,
+)
 from polars_fairmetrics.disparity import (
     CRITERIA,
     accuracy_equality_difference,
@@ -61,6 +67,15 @@ from polars_fairmetrics.spark import (
     spark_fairness_criteria,
     spark_group_metrics,
 )
+from polars_fairmetrics.weights import (
+    bias_adjusted_counts,
+    bias_adjusted_metrics,
+    bias_adjusted_weights,
+    importance_weighted_counts,
+    importance_weights,
+    with_bias_adjusted_weights,
+    with_importance_weights,
+)
 
 __all__ = [
     "CRITERIA",
@@ -80,11 +95,17 @@ __all__ = [
     "accuracy_equality_difference",
     "audit",
     "between_groups",
+    "bias_adjusted_counts",
+    "bias_adjusted_metrics",
+    "bias_adjusted_weights",
     "bootstrap_counts",
     "bootstrap_metrics",
     "bootstrap_rows",
     "combine_counts",
     "confusion_counts",
+    "deployment_counts",
+    "deployment_factors",
+    "deployment_metrics",
     "disparate_impact",
     "disparities",
     "ensemble_disparities",
@@ -95,6 +116,8 @@ __all__ = [
     "equalized_odds_difference",
     "fairness_criteria",
     "group_metrics",
+    "importance_weighted_counts",
+    "importance_weights",
     "intervals",
     "load_compas",
     "metric",
@@ -109,5 +132,8 @@ __all__ = [
     "spark_fairness_criteria",
     "spark_group_metrics",
     "statistical_parity_difference",
+    "threshold_for_precision",
+    "with_bias_adjusted_weights",
+    "with_importance_weights",
 ]
 __version__ = "0.1.0"

@@ -14,10 +14,12 @@ import polars as pl
 
 from polars_fairmetrics import bootstrap as _bootstrap
 from polars_fairmetrics import counts as _counts
+from polars_fairmetrics import deployment as _deployment
 from polars_fairmetrics import disparity as _disparity
 from polars_fairmetrics import ensemble as _ensemble
 from polars_fairmetrics import metrics as _metrics
 from polars_fairmetrics import report as _report
+from polars_fairmetrics import weights as _weights
 from polars_fairmetrics._typing import ColumnNames, FrameT, IntoExpr, Label
 from polars_fairmetrics.disparity import CountOptions, Reference
 
@@ -425,6 +427,104 @@ class _FrameNamespace(Generic[FrameT]):
             confusion_metrics=confusion_metrics, partition_by=partition_by,
             convention=convention, ddof=ddof, log_base=log_base, pos_label=pos_label,
             neg_label=neg_label)
+
+    def with_importance_weights(
+        self, by: ColumnNames, *, target: _weights.Target = "uniform",
+        source: _weights.Mix | None = None, weight: str | None = None,
+        within: ColumnNames | None = None, name: str = "importance_weight",
+    ) -> FrameT:
+        """:func:`polars_fairmetrics.with_importance_weights` of this frame."""
+        return _weights.with_importance_weights(self._frame, by, target=target, source=source,
+                                                weight=weight, within=within, name=name)
+
+    def with_bias_adjusted_weights(
+        self, in_biased_set: str, *, biased_share: float | None = None,
+        biased_size: int | None = None, population_size: int | None = None,
+        by: ColumnNames | None = None, weight: str | None = None, allow_empty: bool = False,
+        name: str = "bias_adjusted_weight",
+    ) -> FrameT:
+        """:func:`polars_fairmetrics.with_bias_adjusted_weights` of this frame."""
+        return _weights.with_bias_adjusted_weights(
+            self._frame, in_biased_set, biased_share=biased_share, biased_size=biased_size,
+            population_size=population_size, by=by, weight=weight, allow_empty=allow_empty,
+            name=name)
+
+    def bias_adjusted_metrics(
+        self, *, y_true: str, in_biased_set: str, y_pred: str | None = None,
+        y_score: str | None = None, threshold: float | Sequence[float] | None = None,
+        biased_share: float | None = None, biased_size: int | None = None,
+        population_size: int | None = None, by: ColumnNames | None = None,
+        weights_by: ColumnNames | None = None, weight: str | None = None,
+        metrics: str | Sequence[str] | None = _weights.BIAS_ADJUSTED_METRICS,
+        convention: Literal["exact", "notebook"] = "exact", pos_label: Label | None = None,
+        neg_label: Label | None = None,
+    ) -> FrameT:
+        """:func:`polars_fairmetrics.bias_adjusted_metrics` of this frame."""
+        return _weights.bias_adjusted_metrics(
+            self._frame, y_true=y_true, in_biased_set=in_biased_set, y_pred=y_pred,
+            y_score=y_score, threshold=threshold, biased_share=biased_share,
+            biased_size=biased_size, population_size=population_size, by=by,
+            weights_by=weights_by, weight=weight, metrics=metrics, convention=convention,
+            pos_label=pos_label, neg_label=neg_label)
+
+    def importance_weighted_counts(
+        self, by: ColumnNames, *, target: _weights.Target = "uniform",
+        source: _weights.Mix | None = None, within: ColumnNames | None = None,
+        keys: ColumnNames | None = None,
+    ) -> FrameT:
+        """:func:`polars_fairmetrics.importance_weighted_counts` of this count table."""
+        return _weights.importance_weighted_counts(self._frame, by, target=target, source=source,
+                                                   within=within, keys=keys)
+
+    def bias_adjusted_counts(
+        self, in_biased_set: str, *, biased_share: float | None = None,
+        biased_size: int | None = None, population_size: int | None = None,
+        by: ColumnNames | None = None, keys: ColumnNames | None = None,
+        allow_empty: bool = False,
+    ) -> FrameT:
+        """:func:`polars_fairmetrics.bias_adjusted_counts` of this count table."""
+        return _weights.bias_adjusted_counts(
+            self._frame, in_biased_set, biased_share=biased_share, biased_size=biased_size,
+            population_size=population_size, by=by, keys=keys, allow_empty=allow_empty)
+
+    def deployment_counts(
+        self, *, deploy_positive_rate: _deployment.Rate | None = None,
+        deploy_neg_pos_ratio: _deployment.Rate | None = None, by: ColumnNames | None = None,
+        weighted: bool | None = None,
+    ) -> FrameT:
+        """:func:`polars_fairmetrics.deployment_counts` of this count table."""
+        return _deployment.deployment_counts(
+            self._frame, deploy_positive_rate=deploy_positive_rate,
+            deploy_neg_pos_ratio=deploy_neg_pos_ratio, by=by, weighted=weighted)
+
+    def deployment_metrics(
+        self, *, deploy_positive_rate: _deployment.Rate | None = None,
+        deploy_neg_pos_ratio: _deployment.Rate | None = None,
+        metrics: str | Sequence[str] | None = _deployment.DEPLOYMENT_METRICS,
+        by: ColumnNames | None = None, y_true: str | None = None, y_pred: str | None = None,
+        y_score: str | None = None, threshold: float | Sequence[float] | None = None,
+        weight: str | None = None, pos_label: Label | None = None,
+        neg_label: Label | None = None,
+    ) -> FrameT:
+        """:func:`polars_fairmetrics.deployment_metrics` of this frame (rows or count table)."""
+        return _deployment.deployment_metrics(
+            self._frame, deploy_positive_rate=deploy_positive_rate,
+            deploy_neg_pos_ratio=deploy_neg_pos_ratio, metrics=metrics, by=by, y_true=y_true,
+            y_pred=y_pred, y_score=y_score, threshold=threshold, weight=weight,
+            pos_label=pos_label, neg_label=neg_label)
+
+    def threshold_for_precision(
+        self, *, min_precision: float, deploy_positive_rate: _deployment.Rate | None = None,
+        deploy_neg_pos_ratio: _deployment.Rate | None = None, by: ColumnNames | None = None,
+        y_true: str | None = None, y_score: str | None = None,
+        threshold: Sequence[float] | None = None, weight: str | None = None,
+        pos_label: Label | None = None, neg_label: Label | None = None,
+    ) -> FrameT:
+        """:func:`polars_fairmetrics.threshold_for_precision` of this frame."""
+        return _deployment.threshold_for_precision(
+            self._frame, min_precision=min_precision, deploy_positive_rate=deploy_positive_rate,
+            deploy_neg_pos_ratio=deploy_neg_pos_ratio, by=by, y_true=y_true, y_score=y_score,
+            threshold=threshold, weight=weight, pos_label=pos_label, neg_label=neg_label)
 
 
 @pl.api.register_lazyframe_namespace("fair")

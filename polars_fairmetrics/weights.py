@@ -1,0 +1,1062 @@
+r"""Importance weights and bias-adjusted weights: measuring on a sample whose mix differs from
+the population the classifier will serve.
+
+Both are *lazy expressions* producing a row weight, to be added with ``with_columns`` and then
+passed as ``weight=`` to :func:`~polars_fairmetrics.confusion_counts`, the metrics, disparities,
+curves and bootstrap, like any other sample weight.
+
+**Importance weights** (seed *importance-weights-balanced-error-rate*): for a group column
+:math:`A` (any number of levels, or several columns: their combinations),
+
+.. math:: i_a = \Pr_{tgt}(A = a) / \Pr_{src}(A = a),
+
+the source mix :math:`\Pr_{src}` estimated from the frame (an aggregate over the same scan) or
+given, the target mix given (a mapping, or ``"uniform"``). The importance-weighted error rate with
+:math:`A = Y` and a uniform target is the balanced error rate.
+
+**Bias-adjusted weights** (seed *bias-adjusted-metrics*): rows come from a biased set
+:math:`B` (selected by a process :math:`T`) or from a sample of its complement :math:`B^c`;
+with :math:`|\underline B|, |\underline B^c|` counted in the frame being scored and the
+population share :math:`|B| / |U|` given,
+
+.. math::
+
+    w_{\underline B} = \frac{|\underline B| + |\underline B^c|}{|\underline B|}\,\frac{|B|}{|U|},
+    \qquad
+    w_{\underline B^c} = \frac{|\underline B| + |\underline B^c|}{|\underline B^c|}
+    \left(1 - \frac{|B|}{|U|}\right).
+
+These are the importance weights of the flag column with target mix
+:math:`\{B: |B|/|U|,\ B^c: 1 - |B|/|U|\}`, and they sum to the number of rows scored.
+
+Errors that need the data (a target level with no rows, an empty :math:`\underline B`) are raised
+when the query runs, from a guard on one small aggregate computed in the same scan.
+
+Both weights are constant within a level, so a count table grouped by the level column can be
+reweighted after the scan instead (:func:`importance_weighted_counts`,
+:func:`bias_adjusted_counts`): the same numbers, with no work over the rows beyond the one
+``confusion_counts`` scan — the route for files larger than memory.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Literal, TypeAlias, cast
+
+import polars as pl
+
+from polars_fairmetrics._typing import ColumnNames, FrameT, Label
+from polars_fairmetrics._validate import as_list, require_columns, require_numeric, schema_of
+from polars_fairmetrics.counts import PARTITION_COLUMNS, confusion_counts, is_weighted
+from polars_fairmetrics.exceptions import (
+    MSG_NEGATIVE_WEIGHT,
+    MSG_NONFINITE_WEIGHT,
+    EmptyGroupError,
+    FairMetricsError,
+    InvalidLabelError,
+    InvalidOptionError,
+    InvalidWeightError,
+)
+from polars_fairmetrics.metrics import (
+    METRICS,
+    Counts,
+    _metric_names,
+    key_columns,
+)
+
+__all__ = [
+    "BIAS_ADJUSTED_METRICS",
+    "NOTEBOOK_EPSILON",
+    "Mix",
+    "Target",
+    "bias_adjusted_counts",
+    "bias_adjusted_metrics",
+    "bias_adjusted_weights",
+    "importance_weighted_counts",
+    "importance_weights",
+    "with_bias_adjusted_weights",
+    "with_importance_weights",
+]
+
+Mix: TypeAlias = Mapping[Any, float]
+"""A distribution over the levels of a group column: ``{level: probability}`` (for several
+columns, tuple keys ``{(a, b): p}``)."""
+
+Target: TypeAlias = Literal["uniform"] | Mix
+"""A target mix: ``"uniform"`` or a :data:`Mix`."""
+
+MIX_TOLERANCE = 1e-9
+"""How far from 1 the probabilities of a given mix may sum."""
+
+NOTEBOOK_EPSILON = 1e-15
+"""The epsilon the bias-adjusted notebook adds to the F1 denominator (``convention="notebook"``)."""
+
+BIAS_ADJUSTED_METRICS: tuple[str, ...] = (
+    "positive_predictive_value",
+    "true_positive_rate",
+    "f1_score",
+    "error_rate",
+)
+"""The metrics of the bias-adjusted seed: IW precision, recall, F1 and error rate."""
+
+_K = "_pfm_k"
+_Level = tuple[Any, ...]
+
+
+# ---------------------------------------------------------------------------------------------
+# Mix validation and lookup
+# ---------------------------------------------------------------------------------------------
+
+
+def _as_level(key: Any, n_keys: int, what: str) -> _Level:
+    level = tuple(key) if isinstance(key, tuple) else (key,)
+    if len(level) != n_keys:
+        raise InvalidOptionError(
+            f"{what} key {key!r} has {len(level)} value(s); the group has {n_keys} column(s): "
+            "use tuples of one value per column"
+        )
+    if any(v is None for v in level):
+        raise InvalidOptionError(
+            f"{what} key {key!r} holds None; rows with a null group value get a null weight"
+        )
+    return level
+
+
+def _check_mix(mix: Mix, n_keys: int, what: str, *, positive: bool) -> dict[_Level, float]:
+    """Validate a mix mapping: finite probabilities (positive for a source), summing to 1."""
+    if not isinstance(mix, Mapping):
+        raise InvalidOptionError(f"{what} must be a mapping {{level: probability}}, got {mix!r}")
+    if not mix:
+        raise InvalidOptionError(f"{what} is an empty mapping")
+    out: dict[_Level, float] = {}
+    for key, p in mix.items():
+        level = _as_level(key, n_keys, what)
+        if level in out:
+            raise InvalidOptionError(f"{what} names {key!r} twice")
+        if isinstance(p, bool) or not isinstance(p, (int, float)) or not math.isfinite(p):
+            raise InvalidOptionError(f"{what} gives {key!r} the probability {p!r}: not a number")
+        if p < 0 or (positive and p == 0):
+            bound = "positive" if positive else "non-negative"
+            raise InvalidOptionError(
+                f"{what} gives {key!r} the probability {p!r}; probabilities must be {bound}"
+            )
+        out[level] = float(p)
+    total = math.fsum(out.values())
+    if abs(total - 1.0) > MIX_TOLERANCE:
+        raise InvalidOptionError(
+            f"{what} probabilities sum to {total!r}, not 1 (tolerance {MIX_TOLERANCE})"
+        )
+    return out
+
+
+def _lookup(keys: Sequence[pl.Expr], table: Mapping[_Level, float]) -> pl.Expr:
+    """The value of each row's level in ``table`` (Float64), null for levels not listed."""
+    levels = list(table)
+    values = [table[lv] for lv in levels]
+    if len(keys) == 1:
+        return keys[0].replace_strict(
+            [lv[0] for lv in levels], values, default=None, return_dtype=pl.Float64
+        )
+    return _when_levels(keys, levels, [pl.lit(v, dtype=pl.Float64) for v in values])
+
+
+def _match(keys: Sequence[pl.Expr], level: _Level) -> pl.Expr:
+    cond = pl.lit(True)
+    for k, v in zip(keys, level, strict=True):
+        cond = cond & (k == pl.lit(v))
+    return cond
+
+
+def _when_levels(keys: Sequence[pl.Expr], levels: list[_Level], values: list[pl.Expr]) -> pl.Expr:
+    chain: Any = pl
+    for level, value in zip(levels, values, strict=True):
+        chain = chain.when(_match(keys, level)).then(value)
+    return cast(pl.Expr, chain.otherwise(pl.lit(None, dtype=pl.Float64)))
+
+
+def _show(level: Any) -> Any:
+    """A level for messages: the value itself for one column, the tuple for several."""
+    if isinstance(level, dict):
+        values = tuple(level.values())
+        return values[0] if len(values) == 1 else values
+    if isinstance(level, tuple) and len(level) == 1:
+        return level[0]
+    return level
+
+
+# ---------------------------------------------------------------------------------------------
+# The one reweighting expression (importance weights; bias-adjusted weights are a case of it)
+# ---------------------------------------------------------------------------------------------
+
+MissingMessage = Callable[[_Level, Any], str]
+
+
+def _reweight(
+    keys: list[pl.Expr],
+    *,
+    target: dict[_Level, float] | None,
+    source: dict[_Level, float] | None,
+    weight: pl.Expr | None,
+    within: list[str],
+    missing_message: MissingMessage | None,
+    unlisted_message: Callable[[Any], str],
+    extra_checks: Sequence[Check] = (),
+) -> pl.Expr:
+    r"""Row weight :math:`w_i \cdot \Pr_{tgt}(a_i) / \Pr_{src}(a_i)`, the mixes within ``within``.
+
+    ``target=None`` is the uniform target over the levels present (per ``within`` group).
+    ``missing_message`` (when not None) makes a target level with no rows an error.
+    ``extra_checks`` are (expression giving the first offending value or null, message, error
+    class) triples, checked with the others on one aggregate row when the query runs.
+    """
+    keys = [k.alias(f"{_K}{i}") for i, k in enumerate(keys)]
+    valid = pl.all_horizontal([k.is_not_null() for k in keys])
+    w = weight
+    # a row that carries mass: a valid level and (when weighted) a positive weight
+    carries = valid if w is None else (valid & (w > 0)).fill_null(False)
+
+    def over(expr: pl.Expr, extra: Sequence[pl.Expr] = ()) -> pl.Expr:
+        parts: list[Any] = [*within, *extra]
+        return expr.over(parts) if parts else expr
+
+    checks: list[tuple[pl.Expr, Callable[[Any], str]]] = [(e, m) for e, m, _ in extra_checks]
+    errors: list[type[FairMetricsError]] = [err for _, _, err in extra_checks]
+    if target is not None and not within:
+        # Fast path: the target names the levels, so the source mix is a few scalar sums (one
+        # comparison per level) and the weight a sum of 0/1 matches times scalars: no window.
+        levels = list(target)
+        matches = [_match(keys, lv).fill_null(False) for lv in levels]
+        if w is None:
+            masses = [m.sum().cast(pl.Float64) for m in matches]
+            total = valid.sum().cast(pl.Float64)
+        else:
+            masses = [w.filter(m).sum() for m in matches]
+            total = w.filter(valid).sum()
+        terms = []
+        for lv, m, mass in zip(levels, matches, masses, strict=True):
+            if source is None:
+                src_l = mass / total
+            else:
+                src_l = pl.lit(source.get(lv), dtype=pl.Float64)
+            ratio_l = pl.when(src_l > 0).then(pl.lit(target[lv]) / src_l).otherwise(pl.lit(0.0))
+            # arithmetic on the 0/1 match is much faster than a when/then chain over rows
+            terms.append(m.cast(pl.Float64) * ratio_l)
+        ratio = pl.sum_horizontal(terms)
+        if missing_message is not None:
+            for lv, mass in zip(levels, masses, strict=True):
+                checks.append((pl.when(mass > 0).then(pl.lit(None)).otherwise(pl.lit(True)),
+                               _missing_at(missing_message, lv)))
+                errors.append(EmptyGroupError)
+        if source is not None:
+            listed = pl.any_horizontal([_match(keys, lv).fill_null(False) for lv in source])
+            checks.append((_first_where(keys, valid & ~listed), unlisted_message))
+            errors.append(EmptyGroupError)
+    else:
+        if source is None:
+            if w is None:
+                level_mass = over(pl.len(), keys).cast(pl.Float64)
+                total = over(valid.sum()).cast(pl.Float64)
+            else:
+                level_mass = over(w.filter(valid).sum(), keys)
+                total = over(w.filter(valid).sum())
+            src = level_mass / total
+        else:
+            src = _lookup(keys, source)
+        if target is None:
+            n_levels = over(pl.struct(keys).filter(carries).n_unique()).cast(pl.Float64)
+            tgt = pl.lit(1.0) / n_levels
+        else:
+            tgt = _lookup(keys, target).fill_null(0.0)
+        ratio = (
+            pl.when(src > 0)
+            .then(tgt / src)
+            .otherwise(pl.lit(0.0))  # only rows with a zero weight, in a level without mass
+        )
+        if target is not None and missing_message is not None:
+            for level in target:
+                present = _match(keys, level) & carries
+                first_bad = pl.struct(within).filter(~present.any().over(within)).first()
+                checks.append((first_bad, _missing_at(missing_message, level)))
+                errors.append(EmptyGroupError)
+        if source is not None:
+            unlisted = _first_where(keys, valid & src.is_null())
+            checks.append((unlisted, unlisted_message))
+            errors.append(EmptyGroupError)
+    out = ratio if w is None else pl.when(w == 0).then(pl.lit(0.0)).otherwise(w * ratio)
+    out = pl.when(valid).then(out).otherwise(pl.lit(None, dtype=pl.Float64))
+
+    if not checks:
+        return out
+    guard_input = pl.struct([c.alias(f"_pfm_check{i}") for i, (c, _) in enumerate(checks)])
+    messages = [m for _, m in checks]
+
+    def guard(s: pl.Series) -> pl.Series:
+        row = s.struct.unnest().row(0) if len(s) else (None,) * len(messages)
+        for value, message, error in zip(row, messages, errors, strict=True):
+            if value is not None:
+                raise error(message(value))
+        return pl.Series([1.0], dtype=pl.Float64)
+
+    ok = guard_input.map_batches(guard, return_dtype=pl.Float64, returns_scalar=True)
+    return out * ok
+
+
+def _first_where(keys: Sequence[pl.Expr], mask: pl.Expr) -> pl.Expr:
+    """The first level (a struct) of the rows where ``mask`` holds; null when there is none.
+
+    Filters each key before building the struct, so no struct of the whole column is made.
+    """
+    first = pl.struct([k.filter(mask).first() for k in keys])
+    return pl.when(mask.any()).then(first).otherwise(pl.lit(None))
+
+
+Check: TypeAlias = tuple[pl.Expr, Callable[[Any], str], type[FairMetricsError]]
+"""(expression giving the first offending value or null, message, error class)."""
+
+
+def _weight_checks(weight: str | None) -> list[Check]:
+    """Negative, infinite and NaN sample weights, found by whole-column aggregates."""
+    if weight is None:
+        return []
+    f = pl.col(weight).cast(pl.Float64)
+    return [
+        (pl.when(f.min() < 0).then(f.min()),
+         lambda v: MSG_NEGATIVE_WEIGHT.format(column=weight, value=v), InvalidWeightError),
+        (f.filter(f.is_infinite()).first(),
+         lambda v: MSG_NONFINITE_WEIGHT.format(column=weight, value=v), InvalidWeightError),
+        (pl.when(f.is_nan().any()).then(pl.lit(math.nan)),
+         lambda v: MSG_NONFINITE_WEIGHT.format(column=weight, value=v), InvalidWeightError),
+    ]
+
+
+def _missing_at(message: MissingMessage, level: _Level) -> Callable[[Any], str]:
+    """The message for a target level with no rows: ``True`` means the whole frame."""
+
+    def at(group: Any) -> str:
+        return message(level, None if group is True else group)
+
+    return at
+
+
+def _key_exprs(by: ColumnNames) -> tuple[list[str], list[pl.Expr]]:
+    names = as_list(by)
+    if not names:
+        raise InvalidOptionError("by= names no column")
+    return names, [pl.col(c) for c in names]
+
+
+def importance_weights(
+    by: ColumnNames,
+    *,
+    target: Target = "uniform",
+    source: Mix | None = None,
+    weight: str | None = None,
+    within: ColumnNames | None = None,
+) -> pl.Expr:
+    r"""Importance weights :math:`i_a = \Pr_{tgt}(A = a) / \Pr_{src}(A = a)` as one expression.
+
+    For a row with :math:`A = a` (and sample weight :math:`w`, default 1):
+
+    .. math::
+
+        \text{weight} = w \cdot \frac{\Pr_{tgt}(A = a)}{\Pr_{src}(A = a)},\qquad
+        \Pr_{src}(A = a) = \frac{\sum_{i: a_i = a} w_i}{\sum_i w_i}
+        \text{ (estimated from the frame unless given)}.
+
+    The importance-weighted mean of a quantity estimates its mean under the target mix (a change
+    of measure). With :math:`A = Y` and a uniform target, the importance-weighted error rate is
+    the balanced error rate. The weights sum to the (weighted) row count times the target mass
+    of the levels present: to the row count when every target level is present.
+
+    Parameters
+    ----------
+    by
+        The group column :math:`A`, or several columns (their combinations are the levels).
+    target
+        ``"uniform"`` (every level present in the data equally likely) or a mapping
+        ``{level: probability}`` summing to 1 (tuple keys for several columns). A level of the
+        data that the mapping does not list has target probability 0 (weight 0).
+    source
+        The source mix as a mapping (then no aggregate over the data is needed); default: estimated
+        from the frame, over the same scan. Must list every level present in the data.
+    weight
+        An existing sample-weight column: the result is its product with the importance weight,
+        and the source mix is estimated with these weights.
+    within
+        Column(s) within which the mixes are taken (the source estimated per group, the uniform
+        target over each group's levels): e.g. a ``split`` column so that train and test each
+        get their own weights.
+
+    Returns
+    -------
+    pl.Expr
+        A Float64 expression named ``importance_weight``: null where a ``by`` value (or the
+        sample weight) is null. Use it in ``with_columns`` (an aggregate over the whole frame, not
+        inside ``group_by().agg``). Lazy; same result on the streaming engine.
+
+    Raises
+    ------
+    InvalidOptionError
+        When built: a mix that does not sum to 1 (within ``1e-9``), a negative or non-finite
+        probability (a zero one in ``source``), keys of the wrong shape.
+    EmptyGroupError
+        When the query runs: a ``target`` level with no rows in the data (in a ``within``
+        group), or a level of the data missing from a given ``source``.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> df = pl.DataFrame({"a": ["x", "x", "x", "y"]})
+    >>> df.with_columns(importance_weights("a"))["importance_weight"].to_list()
+    [0.6666666666666666, 0.6666666666666666, 0.6666666666666666, 2.0]
+    >>> df.select(importance_weights("a", target={"x": 0.9, "y": 0.1}).sum()).item()
+    4.0
+    """
+    names, keys = _key_exprs(by)
+    tgt = None if _is_uniform(target) else _check_mix(cast(Mix, target), len(names), "target",
+                                                      positive=False)
+    src = None if source is None else _check_mix(source, len(names), "source", positive=True)
+    w = pl.col(weight).cast(pl.Float64) if weight is not None else None
+
+    def missing(level: _Level, group: Any) -> str:
+        where = "" if group is None else f" in the {as_list(within)} group {_show(group)!r}"
+        return (f"target mix names {_show(level)!r} of column(s) {names}, which has no rows"
+                f"{' with a positive weight' if weight else ''}{where}")
+
+    def unlisted(level: Any) -> str:
+        return (f"column(s) {names} hold {_show(level)!r}, which the source mix does not list")
+
+    return _reweight(keys, target=tgt, source=src, weight=w, within=as_list(within),
+                     missing_message=missing, unlisted_message=unlisted,
+                     extra_checks=_weight_checks(weight)).alias(
+                         "importance_weight")
+
+
+def _is_uniform(target: object) -> bool:
+    if isinstance(target, str):
+        if target != "uniform":
+            raise InvalidOptionError(f"target={target!r}: pass 'uniform' or a mapping")
+        return True
+    return False
+
+
+def _biased_share(biased_share: float | None, biased_size: int | None,
+                  population_size: int | None) -> float:
+    if biased_share is not None:
+        if biased_size is not None or population_size is not None:
+            raise InvalidOptionError(
+                "pass biased_share= or biased_size= with population_size=, not both")
+        share = biased_share
+        name = "biased_share (|B|/|U|)"
+    else:
+        if biased_size is None or population_size is None:
+            raise InvalidOptionError(
+                "pass biased_share= (|B|/|U|) or both biased_size= (|B|) and population_size= (|U|)"
+            )
+        for n, v in (("biased_size", biased_size), ("population_size", population_size)):
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+                raise InvalidOptionError(f"{n}={v!r} is not a number")
+        if population_size <= 0:
+            raise InvalidOptionError(f"population_size={population_size!r} must be positive")
+        share = biased_size / population_size
+        name = f"biased_size/population_size = {biased_size}/{population_size}"
+    if isinstance(share, bool) or not isinstance(share, (int, float)) or not math.isfinite(share):
+        raise InvalidOptionError(f"{name} = {share!r} is not a number")
+    if not 0.0 < share < 1.0:
+        raise InvalidOptionError(f"{name} = {share!r} is outside (0, 1)")
+    return float(share)
+
+
+def bias_adjusted_weights(
+    in_biased_set: str,
+    *,
+    biased_share: float | None = None,
+    biased_size: int | None = None,
+    population_size: int | None = None,
+    by: ColumnNames | None = None,
+    weight: str | None = None,
+    allow_empty: bool = False,
+) -> pl.Expr:
+    r"""The bias-adjusted row weights of the seed, recomputed on the frame they are applied to.
+
+    .. math::
+
+        w_{\underline B} = \frac{|\underline B| + |\underline B^c|}{|\underline B|}
+        \frac{|B|}{|U|},\qquad
+        w_{\underline B^c} = \frac{|\underline B| + |\underline B^c|}{|\underline B^c|}
+        \left(1 - \frac{|B|}{|U|}\right)
+
+    with :math:`|\underline B|` and :math:`|\underline B^c|` the rows of the frame flagged in
+    and out of the biased set (per ``by`` group when given). Apply it to the train split and to
+    the test split separately (or pass the split column as ``by``): each gets its own counts.
+    The weights sum to the number of rows (of each ``by`` group). Importance-weighted
+    precision, recall, F1, error rate and AUPR are then the ordinary metrics with this weight.
+
+    Parameters
+    ----------
+    in_biased_set
+        Flag column: ``True``/1 for a row of :math:`B` (selected by the process :math:`T`),
+        ``False``/0 for a row of the sample of :math:`B^c`. Boolean or numeric.
+    biased_share
+        :math:`|B| / |U|`, strictly between 0 and 1. Or give both:
+    biased_size, population_size
+        :math:`|B|` and :math:`|U|`.
+    by
+        Group column(s): count :math:`|\underline B|, |\underline B^c|` within each group
+        (the share :math:`|B|/|U|` stays the given one). Default: over the whole frame, which is
+        right for group metrics when the samples of :math:`B` and :math:`B^c` were drawn without
+        regard to the group.
+    weight
+        An existing sample-weight column (product; counts become weighted sums).
+    allow_empty
+        Do not raise for an empty :math:`\underline B` or :math:`\underline B^c`: the other
+        set's rows keep their seed weight (the notebook's behaviour, which adds an epsilon to the
+        empty count). Default: raise.
+
+    Returns
+    -------
+    pl.Expr
+        Float64 expression named ``bias_adjusted_weight``, null where the flag is null.
+
+    Raises
+    ------
+    InvalidOptionError
+        When built: a share outside (0, 1), conflicting or missing size options.
+    EmptyGroupError
+        When the query runs: no row of :math:`B`, or none of :math:`B^c`, in the frame (or in a
+        ``by`` group), naming the column.
+    InvalidLabelError
+        When the query runs: a flag value that is neither True/1 nor False/0.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> df = pl.DataFrame({"in_b": [True, True, True, False]})
+    >>> w = df.select(bias_adjusted_weights("in_b", biased_share=0.1))["bias_adjusted_weight"]
+    >>> [round(x, 4) for x in w.to_list()], round(w.sum(), 10)
+    ([0.1333, 0.1333, 0.1333, 3.6], 4.0)
+    """
+    share = _biased_share(biased_share, biased_size, population_size)
+    flag = pl.col(in_biased_set)
+    as_num = flag.cast(pl.Float64, strict=False)
+    ok = as_num.is_in([0.0, 1.0]).fill_null(False)
+    bad_value = flag.filter(flag.is_not_null() & ~ok).first().cast(pl.String, strict=False)
+    groups = as_list(by)
+    w = pl.col(weight).cast(pl.Float64) if weight is not None else None
+
+    def missing(level: _Level, group: Any) -> str:
+        which = "B (flag True/1)" if level[0] else "B^c (flag False/0)"
+        where = "the scored set" if group is None else f"the {groups} group {_show(group)!r}"
+        return (f"column {in_biased_set!r} (biased-set flag) has no rows in {which} in {where}; "
+                "the bias-adjusted weights need rows of both B and B^c")
+
+    def bad_flag(value: Any) -> str:
+        return (f"column {in_biased_set!r} (biased-set flag) has a value {value!r} that is "
+                "neither True/1 (in B) nor False/0 (in B^c)")
+
+    def unlisted(level: Any) -> str:  # pragma: no cover - no source mapping here
+        return f"unexpected level {level!r}"
+
+    key = as_num == 1.0  # null where the flag is null
+    return _reweight(
+        [key],
+        target={(True,): share, (False,): 1.0 - share},
+        source=None,
+        weight=w,
+        within=groups,
+        missing_message=None if allow_empty else missing,
+        unlisted_message=unlisted,
+        extra_checks=[(bad_value, bad_flag, InvalidLabelError), *_weight_checks(weight)],
+    ).alias("bias_adjusted_weight")
+
+
+# ---------------------------------------------------------------------------------------------
+# Frame helpers (schema checked when the query is built)
+# ---------------------------------------------------------------------------------------------
+
+
+def with_importance_weights(
+    data: FrameT,
+    by: ColumnNames,
+    *,
+    target: Target = "uniform",
+    source: Mix | None = None,
+    weight: str | None = None,
+    within: ColumnNames | None = None,
+    name: str = "importance_weight",
+) -> FrameT:
+    """``data.with_columns(importance_weights(...).alias(name))``, columns checked first.
+
+    See :func:`importance_weights` for the formula and options. Lazy in, lazy out.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> df = pl.DataFrame({"y": [1, 0, 0, 0]})
+    >>> with_importance_weights(df, "y", name="iw")["iw"].to_list()
+    [2.0, 0.6666666666666666, 0.6666666666666666, 0.6666666666666666]
+    """
+    schema = schema_of(data)
+    require_columns(schema, "group", as_list(by))
+    require_columns(schema, "within", as_list(within))
+    if weight is not None:
+        require_columns(schema, "weight", [weight])
+        require_numeric(schema, weight, "weight")
+    expr = importance_weights(by, target=target, source=source, weight=weight, within=within)
+    return data.with_columns(expr.alias(name))
+
+
+def with_bias_adjusted_weights(
+    data: FrameT,
+    in_biased_set: str,
+    *,
+    biased_share: float | None = None,
+    biased_size: int | None = None,
+    population_size: int | None = None,
+    by: ColumnNames | None = None,
+    weight: str | None = None,
+    allow_empty: bool = False,
+    name: str = "bias_adjusted_weight",
+) -> FrameT:
+    """``data.with_columns(bias_adjusted_weights(...).alias(name))``, columns checked first.
+
+    See :func:`bias_adjusted_weights` for the formula and options. Lazy in, lazy out.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> df = pl.DataFrame({"in_b": [1, 0, 0, 0]})
+    >>> with_bias_adjusted_weights(df, "in_b", biased_share=0.5, name="w")["w"].to_list()
+    [2.0, 0.6666666666666666, 0.6666666666666666, 0.6666666666666666]
+    """
+    schema = schema_of(data)
+    require_columns(schema, "biased-set flag", [in_biased_set])
+    require_columns(schema, "group", as_list(by))
+    if weight is not None:
+        require_columns(schema, "weight", [weight])
+        require_numeric(schema, weight, "weight")
+    expr = bias_adjusted_weights(in_biased_set, biased_share=biased_share,
+                                 biased_size=biased_size, population_size=population_size,
+                                 by=by, weight=weight, allow_empty=allow_empty)
+    return data.with_columns(expr.alias(name))
+
+
+# ---------------------------------------------------------------------------------------------
+# Bias-adjusted metrics, with the notebook's conventions as an explicit option
+# ---------------------------------------------------------------------------------------------
+
+
+def long_metrics(
+    counts: FrameT,
+    values: Mapping[str, Sequence[tuple[str, pl.Expr]]],
+    *,
+    keys: Sequence[str] | None = None,
+    sizes: Sequence[str] = ("n",),
+) -> FrameT:
+    """A tidy table (keys, ``metric``, value columns, ``support``, sizes) from a count table.
+
+    ``values`` maps each metric name to its (output column, expression) pairs; ``support`` is the
+    registry's support of the metric on the integer counts. ``keys`` default to the non-count
+    columns; ``sizes`` (those present) are appended. Shared by this module and
+    :mod:`polars_fairmetrics.deployment`.
+    """
+    columns = list(schema_of(counts).names())
+    key_cols: list[str] = key_columns(columns) if keys is None else list(keys)
+    size_cols: list[str] = [s for s in sizes if s in columns]
+    int_c = Counts.from_columns()
+    value_names: list[str] = [c for c, _ in next(iter(values.values()))]
+    structs = [
+        pl.struct(
+            pl.lit(m).alias("metric"),
+            *[e.cast(pl.Float64).alias(c) for c, e in exprs],
+            METRICS[m].support(int_c).cast(pl.Int64).alias("support"),
+        ).alias(f"_pfm_{m}")
+        for m, exprs in values.items()
+    ]
+    return (
+        counts.select([*key_cols, *size_cols, pl.concat_list(structs).alias("_pfm_m")])
+        .explode("_pfm_m")
+        .unnest("_pfm_m")
+        .select([*key_cols, "metric", *value_names, "support", *size_cols])
+    )
+
+
+def _notebook_metric(name: str, c: Counts, positives: pl.Expr) -> pl.Expr:
+    """The notebook's conventions for precision, recall and F1; every other metric exact."""
+    precision = METRICS["positive_predictive_value"].func(c)
+    recall = METRICS["true_positive_rate"].func(c)
+    nb_precision = pl.coalesce(
+        precision, pl.when(positives > 0).then(pl.lit(0.0)).otherwise(pl.lit(1.0))
+    )
+    nb_recall = pl.coalesce(recall, pl.lit(1.0))
+    if name == "positive_predictive_value":
+        return nb_precision
+    if name == "true_positive_rate":
+        return nb_recall
+    if name == "f1_score":
+        # the notebook's f1(): 2PR / (P + R + 1e-15) on its precision and recall
+        return 2.0 * nb_precision * nb_recall / (nb_precision + nb_recall + NOTEBOOK_EPSILON)
+    return METRICS[name].func(c)
+
+
+def bias_adjusted_metrics(
+    data: FrameT,
+    *,
+    y_true: str,
+    in_biased_set: str,
+    y_pred: str | None = None,
+    y_score: str | None = None,
+    threshold: float | Sequence[float] | None = None,
+    biased_share: float | None = None,
+    biased_size: int | None = None,
+    population_size: int | None = None,
+    by: ColumnNames | None = None,
+    weights_by: ColumnNames | None = None,
+    weight: str | None = None,
+    metrics: str | Sequence[str] | None = BIAS_ADJUSTED_METRICS,
+    convention: Literal["exact", "notebook"] = "exact",
+    pos_label: Label | None = None,
+    neg_label: Label | None = None,
+) -> FrameT:
+    r"""Bias-adjusted (importance-weighted) metrics of the seed, per group, in one scan.
+
+    The rows are weighted with :func:`bias_adjusted_weights` (recomputed on ``data``: pass the
+    test split) and the metrics are the ordinary ones on the weighted counts, e.g.
+
+    .. math::
+
+        \text{Precision} = \frac{\sum_{f(x_i)=1} w_i\, 1[y_i = 1]}{\sum_{f(x_i)=1} w_i},\qquad
+        \text{Recall} = \frac{\sum_{y_i=1} w_i\, 1[f(x_i) = 1]}{\sum_{y_i=1} w_i},\qquad
+        F_1 = \frac{2PR}{P + R}.
+
+    Parameters
+    ----------
+    data
+        Rows of the scored set (DataFrame or LazyFrame; the result is of the same kind).
+    y_true, y_pred, y_score, threshold, pos_label, neg_label
+        As for :func:`~polars_fairmetrics.confusion_counts`.
+    in_biased_set, biased_share, biased_size, population_size
+        As for :func:`bias_adjusted_weights`.
+    by
+        Groups to report metrics for (the weights are computed over the whole frame).
+    weights_by
+        Recompute :math:`|\underline B|, |\underline B^c|` within these groups instead.
+    weight
+        An existing sample-weight column, multiplied in.
+    metrics
+        Metric names or aliases; default IW precision, recall, F1 and error rate.
+    convention
+        ``"exact"`` (default): undefined (0/0) is null. ``"notebook"``: the conventions of the
+        seed's results notebook — precision when nothing is predicted positive is 0 if the group
+        has a positive, else 1; recall with no positives is 1; F1 = 2PR / (P + R + 1e-15) on
+        those values; an empty :math:`\underline B` or :math:`\underline B^c` is allowed (the
+        notebook adds 1e-15 to the empty count). Other metrics are exact in both.
+
+    Returns
+    -------
+    DataFrame or LazyFrame
+        Keys (and ``threshold``), ``metric``, ``value``, ``support``, ``n``, ``n_w`` (the sum of
+        the group's weights; over all groups, the number of rows scored), sorted by the keys.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> df = pl.DataFrame({"in_b": [1, 1, 0, 0, 0], "y": [1, 0, 0, 1, 0],
+    ...                    "pred": [1, 1, 0, 0, 1]})
+    >>> out = bias_adjusted_metrics(df, y_true="y", y_pred="pred", in_biased_set="in_b",
+    ...                             biased_share=0.2, metrics="precision")
+    >>> round(out["value"].item(), 4)  # w_B = 5/2 · 0.2 = 0.5, w_Bc = 5/3 · 0.8
+    0.2143
+    """
+    if convention not in ("exact", "notebook"):
+        raise InvalidOptionError(f"convention={convention!r}: pass 'exact' or 'notebook'")
+    schema = schema_of(data)
+    require_columns(schema, "biased-set flag", [in_biased_set])
+    require_columns(schema, "weights_by", as_list(weights_by))
+    if weight is not None:
+        require_columns(schema, "weight", [weight])
+        require_numeric(schema, weight, "weight")
+    names = _metric_names(metrics)
+    w_col = "_pfm_bias_adjusted_weight"
+    weighted = data.with_columns(
+        bias_adjusted_weights(
+            in_biased_set, biased_share=biased_share, biased_size=biased_size,
+            population_size=population_size, by=weights_by, weight=weight,
+            allow_empty=convention == "notebook",
+        ).alias(w_col)
+    )
+    counts = confusion_counts(weighted, y_true=y_true, y_pred=y_pred, y_score=y_score,
+                              threshold=threshold, by=by, weight=w_col, pos_label=pos_label,
+                              neg_label=neg_label)
+    cw = Counts.from_columns(weighted=True)
+    positives = Counts.from_columns().positives
+    values: dict[str, list[tuple[str, pl.Expr]]] = {}
+    for m in names:
+        expr = (METRICS[m].func(cw) if convention == "exact"
+                else _notebook_metric(m, cw, positives))
+        values[m] = [("value", expr)]
+    return long_metrics(counts, values, sizes=("n", "n_w"))
+
+
+# ---------------------------------------------------------------------------------------------
+# The count-table route: reweight a count table grouped by the level column(s); no row pass
+# ---------------------------------------------------------------------------------------------
+
+
+def _reweight_table(
+    counts: FrameT,
+    level_cols: list[str],
+    level_keys: list[pl.Expr],
+    **options: Any,
+) -> FrameT:
+    """:func:`_reweight_lazy` keeping the frame kind."""
+    lazy = _reweight_lazy(counts.lazy(), list(schema_of(counts).names()), level_cols, level_keys,
+                          **options)
+    if isinstance(counts, pl.DataFrame):
+        return lazy.collect()
+    return lazy
+
+
+def _reweight_lazy(
+    counts: pl.LazyFrame,
+    columns: list[str],
+    level_cols: list[str],
+    level_keys: list[pl.Expr],
+    *,
+    target: dict[_Level, float] | None,
+    source: dict[_Level, float] | None,
+    within: list[str],
+    keys: ColumnNames | None,
+    missing_message: MissingMessage | None,
+    unlisted_message: Callable[[Any], str],
+    extra_check: tuple[pl.Expr, Callable[[Any], str], type[FairMetricsError]] | None = None,
+) -> pl.LazyFrame:
+    """Weighted counts = counts × Pr_tgt(level) / Pr_src(level), from a count table."""
+    missing_counts = [c for c in ("tp", "fp", "tn", "fn") if c not in columns]
+    if missing_counts:
+        raise InvalidOptionError(
+            "expected a count table (from confusion_counts) with columns tp, fp, tn, fn; "
+            f"missing: {', '.join(missing_counts)}"
+        )
+    nonc = key_columns(columns)
+    for col in [*level_cols, *within]:
+        if col not in nonc:
+            raise InvalidOptionError(
+                f"{col!r} is not a key column of the count table (count with by= including it)"
+            )
+    partitions: list[str] = [c for c in nonc if c in PARTITION_COLUMNS]
+    use_w = is_weighted(columns)
+    c = Counts.from_columns(weighted=use_w)
+    valid = pl.all_horizontal([k.is_not_null() for k in level_keys])
+    mass = pl.when(valid).then(c.n.cast(pl.Float64)).otherwise(pl.lit(0.0))
+    parts: list[str] = [*partitions, *within]
+
+    def over(expr: pl.Expr, extra: Sequence[pl.Expr] = ()) -> pl.Expr:
+        p: list[Any] = [*parts, *extra]
+        return expr.over(p) if p else expr
+
+    if source is None:
+        src = over(mass.sum(), level_keys) / over(mass.sum())
+    else:
+        src = _lookup(level_keys, source)
+    carries = valid & (mass > 0)
+    if target is None:
+        tgt = pl.lit(1.0) / over(pl.struct(level_keys).filter(carries).n_unique()).cast(
+            pl.Float64)
+    else:
+        tgt = _lookup(level_keys, target).fill_null(0.0)
+    factor = pl.when(valid & (src > 0)).then(tgt / src).otherwise(pl.lit(0.0))
+    lazy = counts.with_columns(factor.alias("_pfm_iw"))
+    checks: list[tuple[pl.Expr, Callable[[Any], str], type[FairMetricsError]]] = []
+    if extra_check is not None:
+        checks.append(extra_check)
+    if target is not None and missing_message is not None:
+        msg = missing_message
+        level: _Level
+        for level in target:
+            present = _match(level_keys, level) & carries
+            group_cols = [*partitions, *within]
+            if group_cols:
+                first_bad = pl.struct(group_cols).filter(
+                    ~present.any().over(group_cols)).first()
+            else:
+                first_bad = pl.when(present.any()).then(pl.lit(None)).otherwise(pl.lit(True))
+
+            def message(group: Any, level: _Level = level) -> str:
+                return msg(level, None if group is True else group)
+
+            checks.append((first_bad, message, EmptyGroupError))
+    if source is not None:
+        checks.append((pl.struct(level_keys).filter(valid & src.is_null()).first(),
+                       unlisted_message, EmptyGroupError))
+    if checks:
+        probe = pl.struct([e.alias(f"_pfm_check{i}") for i, (e, _, _) in enumerate(checks)])
+        lazy = lazy.with_columns(probe.alias("_pfm_checks"))
+
+        def guard(frame: pl.DataFrame) -> pl.DataFrame:
+            if frame.height:
+                row = frame["_pfm_checks"].struct.unnest().row(0)
+                for value, (_, message, error) in zip(row, checks, strict=True):
+                    if value is not None:
+                        raise error(message(value))
+            return frame.drop("_pfm_checks")
+
+        schema = {k: v for k, v in lazy.collect_schema().items() if k != "_pfm_checks"}
+        lazy = lazy.map_batches(guard, schema=schema)
+    iw = pl.col("_pfm_iw")
+    names: tuple[str, ...] = ("tp_w", "fp_w", "tn_w", "fn_w")
+    lazy = lazy.with_columns(
+        [(e.cast(pl.Float64) * iw).alias(n)
+         for e, n in zip((c.tp, c.fp, c.tn, c.fn), names, strict=True)]
+    ).with_columns(pl.sum_horizontal(list(names)).alias("n_w")).drop("_pfm_iw")
+    out_cols: list[str] = [col for col in columns if col not in (*names, "n_w")]
+    if "n" in out_cols:
+        at: int = out_cols.index("n") + 1
+        out_cols = [*out_cols[:at], *names, "n_w", *out_cols[at:]]
+    else:
+        out_cols = [*out_cols, *names, "n_w"]
+    lazy = lazy.select(out_cols)
+    if keys is not None:
+        key_list: list[str] = as_list(keys)
+        for k in key_list:
+            if k not in nonc:
+                raise InvalidOptionError(f"keys={k!r} is not a key column of the count table")
+        group: list[str] = [*key_list, *[p for p in partitions if p not in key_list]]
+        summed: list[str] = [col for col in out_cols if col not in nonc]
+        lazy = (lazy.group_by(group).agg(pl.col(summed).sum())
+                .select([*group, *summed]).sort(group, nulls_last=True))
+    return lazy
+
+
+def importance_weighted_counts(
+    counts: FrameT,
+    by: ColumnNames,
+    *,
+    target: Target = "uniform",
+    source: Mix | None = None,
+    within: ColumnNames | None = None,
+    keys: ColumnNames | None = None,
+) -> FrameT:
+    r"""Importance-weighted counts from a count table grouped by :math:`A`: no pass over rows.
+
+    Importance weights are constant within a level of :math:`A`, so on a count table whose groups
+    include :math:`A` the weighted counts are the integer counts times the level's weight:
+
+    .. math::
+
+        tp_w = TP \cdot \frac{\Pr_{tgt}(A = a)}{\Pr_{src}(A = a)},\quad
+        \Pr_{src}(A = a) = \frac{\sum_{g: a_g = a} n_g}{\sum_g n_g}\quad(\text{likewise }
+        fp_w, tn_w, fn_w)
+
+    — the same numbers as ``confusion_counts(weight=importance_weights(A))`` on the rows (when
+    no label is null: here the source mix counts the rows that were counted, ``n``), computed from
+    the small table, so the whole audit stays one streaming scan. A weighted table (sample
+    weights) is reweighted on its weighted sums (product of weights).
+
+    Parameters
+    ----------
+    counts
+        A count table whose key columns include ``by`` (and ``within``); thresholds and
+        replicates are partitions (each gets its own source mix).
+    by, target, source, within
+        As for :func:`importance_weights`.
+    keys
+        Sum the reweighted table over the other key columns, keeping these (e.g. count by
+        ``["sex", "race"]``, weight by ``"race"``, report by ``"sex"``). Default: keep all.
+
+    Returns
+    -------
+    DataFrame or LazyFrame
+        The table with ``tp_w, fp_w, tn_w, fn_w, n_w`` (Float64) holding the reweighted counts.
+        Rows with a null level get weight 0.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import polars_fairmetrics as pfm
+    >>> df = pl.DataFrame({"y": [0] * 8 + [1] * 2, "p": [1] + [0] * 7 + [1, 0]})
+    >>> t = pfm.confusion_counts(df, y_true="y", y_pred="p", by="y")
+    >>> w = importance_weighted_counts(t, "y", keys=[])
+    >>> pfm.metrics_from_counts(w, metrics="error_rate")["error_rate"].item()  # the BER
+    0.3125
+    """
+    names, level_keys = _key_exprs(by)
+    tgt = None if _is_uniform(target) else _check_mix(cast(Mix, target), len(names), "target",
+                                                      positive=False)
+    src = None if source is None else _check_mix(source, len(names), "source", positive=True)
+
+    def missing(level: _Level, group: Any) -> str:
+        where = "" if group is None else f" in {_show(group)!r}"
+        return f"target mix names {_show(level)!r} of column(s) {names}, which has no rows{where}"
+
+    def unlisted(level: Any) -> str:
+        return f"column(s) {names} hold {_show(level)!r}, which the source mix does not list"
+
+    return _reweight_table(counts, names, level_keys, target=tgt, source=src,
+                           within=as_list(within), keys=keys, missing_message=missing,
+                           unlisted_message=unlisted)
+
+
+def bias_adjusted_counts(
+    counts: FrameT,
+    in_biased_set: str,
+    *,
+    biased_share: float | None = None,
+    biased_size: int | None = None,
+    population_size: int | None = None,
+    by: ColumnNames | None = None,
+    keys: ColumnNames | None = None,
+    allow_empty: bool = False,
+) -> FrameT:
+    r"""Bias-adjusted counts from a count table grouped by the biased-set flag: no row pass.
+
+    The weighted counts are the integer counts times :math:`w_{\underline B}` or
+    :math:`w_{\underline B^c}` (see :func:`bias_adjusted_weights`), with
+    :math:`|\underline B|, |\underline B^c|` read from the table (per ``by`` group when given).
+
+    Parameters
+    ----------
+    counts
+        A count table whose key columns include ``in_biased_set`` (Boolean or 0/1).
+    in_biased_set, biased_share, biased_size, population_size, by, allow_empty
+        As for :func:`bias_adjusted_weights`.
+    keys
+        Sum over the other key columns, keeping these (e.g. ``[]`` for one overall row, or the
+        report groups). Default: keep all.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import polars_fairmetrics as pfm
+    >>> df = pl.DataFrame({"in_b": [1, 1, 0, 0, 0], "y": [1, 0, 0, 1, 0],
+    ...                    "pred": [1, 1, 0, 0, 1]})
+    >>> t = pfm.confusion_counts(df, y_true="y", y_pred="pred", by="in_b")
+    >>> t = bias_adjusted_counts(t, "in_b", biased_share=0.2, keys=[])
+    >>> round(pfm.metrics_from_counts(t, metrics="precision")["positive_predictive_value"][0], 4)
+    0.2143
+    """
+    share = _biased_share(biased_share, biased_size, population_size)
+    groups = as_list(by)
+    flag = pl.col(in_biased_set)
+    as_num = flag.cast(pl.Float64, strict=False)
+    ok = as_num.is_in([0.0, 1.0]).fill_null(False)
+    bad_value = flag.filter(flag.is_not_null() & ~ok).first().cast(pl.String, strict=False)
+
+    def missing(level: _Level, group: Any) -> str:
+        which = "B (flag True/1)" if level[0] else "B^c (flag False/0)"
+        where = "the scored set" if group is None else f"{_show(group)!r}"
+        return (f"column {in_biased_set!r} (biased-set flag) has no rows in {which} in {where}; "
+                "the bias-adjusted weights need rows of both B and B^c")
+
+    def bad_flag(value: Any) -> str:
+        return (f"column {in_biased_set!r} (biased-set flag) has a value {value!r} that is "
+                "neither True/1 (in B) nor False/0 (in B^c)")
+
+    key = as_num == 1.0  # null where the flag is null
+    return _reweight_table(
+        counts, [in_biased_set], [key], target={(True,): share, (False,): 1.0 - share},
+        source=None, within=groups, keys=keys,
+        missing_message=None if allow_empty else missing, unlisted_message=str,
+        extra_check=(bad_value, bad_flag, InvalidLabelError),
+    )
