@@ -6,6 +6,17 @@ Importing the package registers the ``.fair`` namespaces on ``pl.Expr``, ``pl.La
 
 from polars_fairmetrics import _namespaces as _namespaces  # registers .fair
 from polars_fairmetrics.counts import combine_counts, confusion_counts
+from polars_fairmetrics.curves import (
+    average_precision,
+    curve_counts,
+    curve_summaries,
+    plot_curves,
+    pooled_curve,
+    pr_curve,
+    roc_auc,
+    roc_curve,
+    summary_disparities,
+)
 from polars_fairmetrics.datasets import load_compas
 from polars_fairmetrics.disparity import (
     CRITERIA,
@@ -55,9 +66,12 @@ __all__ = [
     "InvalidWeightError",
     "ReferenceGroupError",
     "accuracy_equality_difference",
+    "average_precision",
     "between_groups",
     "combine_counts",
     "confusion_counts",
+    "curve_counts",
+    "curve_summaries",
     "disparate_impact",
     "disparities",
     "equal_opportunity_difference",
@@ -68,9 +82,15 @@ __all__ = [
     "metric",
     "metrics_from_counts",
     "negative_predictive_parity_difference",
+    "plot_curves",
+    "pooled_curve",
     "positive_predictive_parity_difference",
+    "pr_curve",
     "predictive_equality_difference",
+    "roc_auc",
+    "roc_curve",
     "safe_div",
     "statistical_parity_difference",
+    "summary_disparities",
 ]
 __version__ = "0.1.0"
