@@ -285,25 +285,21 @@ def curve_counts(
             )
             .drop("_pfm_qn")
         )
-    aggs: list[pl.Expr] = [pl.len().alias(_N)]
-    if weight is not None:
-        w = pl.col(weight).cast(pl.Float64)
-        aggs += [w.sum().alias(_W), w.null_count().alias(_WNULL), w.min().alias(_WMIN),
-                 w.max().alias(_WMAX)]
-    if mode != "exact":
-        aggs += [s.is_nan().sum().alias(_SNAN), s.min().alias(_SMIN), s.max().alias(_SMAX)]
-    cells = lf.group_by([*key_exprs, pl.col(y_true).alias(_YT), bin_expr]).agg(aggs)
-    out_schema: dict[str, Any] = {k: schema[k] for k in keys} if keys else {_ALL: pl.Int32}
-    out_schema.update({_YT: pl.Boolean, _S: pl.Float64, _N: pl.Int64})
-    if weight is not None:
-        out_schema.update({_W: pl.Float64, _WNULL: pl.Int64})
+    weighted = weight is not None
+    cells = lf.group_by([*key_exprs, bin_expr]).agg(
+        _cell_aggs(pl.col(y_true), schema[y_true], spec.pos, weight, s, mode != "exact")
+    )
+    out_schema = _cell_schema({k: schema[k] for k in keys} if keys else {_ALL: pl.Int32},
+                              weighted)
+    label_dtype = schema[y_true]
 
     def guard(c: pl.DataFrame) -> pl.DataFrame:
-        mapping = spec.to_bool(c[_YT])
-        c = c.with_columns(
-            pl.col(_YT).replace_strict(mapping, return_dtype=pl.Boolean)
-            if mapping else pl.lit(None, dtype=pl.Boolean).alias(_YT)
-        )
+        # labels: the non-positive values seen (their min and max) must be the negative class
+        if _OMIN in c.columns:
+            seen = pl.concat([c[_OMIN].drop_nulls(), c[_OMAX].drop_nulls()])
+            spec.to_bool(seen.cast(label_dtype) if seen.dtype != label_dtype else seen)
+        if _YNAN in c.columns and int(cast(int, c[_YNAN].sum())):
+            spec.to_bool(pl.Series([math.nan]))
         if mode == "exact":
             sc = c[_S].cast(pl.Float64)
             check_score_summary(y_score, cast("float | None", sc.min()),
@@ -317,13 +313,9 @@ def curve_counts(
             check_weight_summary(weight, cast("float | None", c[_WMIN].min()),
                                  cast("float | None", c[_WMAX].max()),
                                  cast("float | None", c[_W].sum()) if c.height else None)
-        c = c.with_columns(pl.col(_N).cast(pl.Int64), pl.col(_S).cast(pl.Float64))
-        if weight is not None:
-            c = c.with_columns(pl.col(_WNULL).cast(pl.Int64), pl.col(_W).cast(pl.Float64))
-        return c.select(list(out_schema))
+        return c.select([pl.col(k).cast(v) for k, v in out_schema.items()])
 
     checked = cells.map_batches(guard, schema=out_schema)
-    weighted = weight is not None
     table = _cumulate(checked, gkeys, weighted, thr_frame)
     if not keys:
         table = table.drop(_ALL)
@@ -332,82 +324,153 @@ def curve_counts(
     return table
 
 
+_NP = "_pfm_np"
+_NQ = "_pfm_nq"
+_NY = "_pfm_ny"
+_NWV = "_pfm_nwv"
+_OMIN = "_pfm_omin"
+_OMAX = "_pfm_omax"
+_YNAN = "_pfm_ynan"
+
+
+def _cell_aggs(y: pl.Expr, y_dtype: pl.DataType, pos: Label, weight: str | None, s: pl.Expr,
+               binned: bool) -> list[pl.Expr]:
+    """Per (group, score) aggregations: class counts and weights, nulls, value summaries."""
+    is_pos = (y == pl.lit(pos)).fill_null(False)
+    is_other = (y != pl.lit(pos)).fill_null(False)
+    aggs: list[pl.Expr] = [pl.len().alias(_N), y.null_count().alias(_NY)]
+    if weight is not None:
+        w = pl.col(weight).cast(pl.Float64)
+        w_ok = w.is_not_null()
+        aggs += [
+            (is_pos & w_ok).sum().alias(_NP), (is_other & w_ok).sum().alias(_NQ),
+            w.filter(is_pos).sum().alias(_PW), w.filter(is_other).sum().alias(_QW),
+            (y.is_not_null() & ~w_ok).sum().alias(_NWV), w.null_count().alias(_WNULL),
+            w.sum().alias(_W), w.min().alias(_WMIN), w.max().alias(_WMAX),
+        ]
+    else:
+        aggs += [is_pos.sum().alias(_NP), is_other.sum().alias(_NQ)]
+    if y_dtype != pl.Boolean:
+        yv = y.cast(pl.String) if y_dtype in (pl.Categorical,) or isinstance(
+            y_dtype, pl.Enum) else y
+        aggs += [yv.filter(is_other).min().alias(_OMIN), yv.filter(is_other).max().alias(_OMAX)]
+    if y_dtype.is_float():
+        aggs.append(y.is_nan().sum().alias(_YNAN))
+    if binned:
+        aggs += [s.is_nan().sum().alias(_SNAN), s.min().alias(_SMIN), s.max().alias(_SMAX)]
+    return aggs
+
+
+def _cell_schema(key_schema: dict[str, Any], weighted: bool) -> dict[str, Any]:
+    out = dict(key_schema)
+    out.update({_S: pl.Float64, _N: pl.Int64, _NY: pl.Int64, _NP: pl.Int64, _NQ: pl.Int64})
+    if weighted:
+        out.update({_PW: pl.Float64, _QW: pl.Float64, _NWV: pl.Int64, _WNULL: pl.Int64})
+    return out
+
+
 def _cumulate(cells: pl.LazyFrame, keys: list[str], weighted: bool,
               thr_frame: pl.LazyFrame | None) -> pl.LazyFrame:
-    """From validated cells (keys, label, score or bin, counts) to the cumulative curve table."""
-    yt = pl.col(_YT)
-    valid = yt.is_not_null() & pl.col(_S).is_not_null()
-    counted = (pl.col(_N) - pl.col(_WNULL)) if weighted else pl.col(_N)
-    per_score_aggs = [counted.filter(yt).sum().alias(_P), counted.filter(~yt).sum().alias(_Q)]
-    if weighted:
-        per_score_aggs += [pl.col(_W).filter(yt).sum().alias(_PW),
-                           pl.col(_W).filter(~yt).sum().alias(_QW)]
-    per_score = cells.filter(valid).group_by([*keys, _S]).agg(per_score_aggs)
-    inc = [_P, _Q, *([_PW, _QW] if weighted else [])]
-    totals = per_score.group_by(keys).agg([pl.col(c).sum().alias(f"{c}_tot") for c in inc])
-    nulls = cells.group_by(keys).agg(
-        (pl.col(_N).filter(~valid).sum()
-         + (pl.col(_WNULL).filter(valid).sum() if weighted else pl.lit(0, dtype=pl.Int64)))
-        .alias("n_null"),
-        pl.col(_N).filter(yt.is_null()).sum().alias("n_null_y_true"),
-        pl.col(_N).filter(pl.col(_S).is_null()).sum().alias("n_null_y_pred"),
-        *([pl.col(_WNULL).sum().alias("n_null_weight")] if weighted else []),
-    )
+    """From validated cells (one row per group and score or bin) to the cumulative curve table.
+
+    One ``group_by(keys)`` sorts each group's scores descending and takes cumulative sums; the
+    groups (a small frame) are sorted by key before exploding, so no large sort follows.
+    """
+    inc = [_NP, _NQ, *([_PW, _QW] if weighted else [])]
     if thr_frame is None:
-        rows = per_score.with_columns(pl.col(_S).alias("threshold"), pl.col(_S).alias(_IDX))
-        group_frame = totals
+        rows = cells.with_columns(pl.col(_S).alias("threshold"), pl.col(_S).alias(_IDX))
     else:
         # binned: every group gets every grid threshold; bin 0 (below all) only feeds totals
-        group_frame = nulls.join(totals, on=keys, how="left", nulls_equal=True)
         thr = pl.concat([
             thr_frame.select(pl.col(_IDX).cast(pl.Float64), pl.col("threshold").cast(pl.Float64)),
             pl.LazyFrame({_IDX: [0.0], "threshold": [_BELOW]}),
         ])
-        rows = (
-            group_frame.select(keys).join(thr, how="cross")
-            .join(per_score.rename({_S: _IDX}), on=[*keys, _IDX], how="left", nulls_equal=True)
+        counted = cells.filter(pl.col(_S).is_not_null()).group_by([*keys, _S]).agg(
+            pl.col(inc).sum())
+        grid = (
+            cells.select(keys).unique().join(thr, how="cross")
+            .join(counted.rename({_S: _IDX}), on=[*keys, _IDX], how="left", nulls_equal=True)
+            .with_columns(pl.col(c).fill_null(0) for c in inc)
         )
-        rows = rows.with_columns(
-            *[pl.col(c).fill_null(0) for c in (_P, _Q)],
-            *[pl.col(c).fill_null(0.0) for c in ((_PW, _QW) if weighted else ())],
-        )
-    rows = rows.join(totals, on=keys, how="left", nulls_equal=True)
-    tp = _desc(pl.col(_P).cum_sum(), keys, _IDX).cast(pl.Int64)
-    fp = _desc(pl.col(_Q).cum_sum(), keys, _IDX).cast(pl.Int64)
-    cols = [
-        tp.alias("tp"), fp.alias("fp"),
-        (pl.col(f"{_Q}_tot").fill_null(0).cast(pl.Int64) - fp).alias("tn"),
-        (pl.col(f"{_P}_tot").fill_null(0).cast(pl.Int64) - tp).alias("fn"),
+        nulls_only = cells.select(
+            *keys, pl.lit(None, dtype=pl.Float64).alias(_IDX),
+            pl.lit(None, dtype=pl.Float64).alias("threshold"),
+            *[pl.lit(0).cast(cells.collect_schema()[c]).alias(c) for c in inc],
+            _N, _NY, _S, *([_NWV, _WNULL] if weighted else []))
+        rows = pl.concat([
+            # grid rows carry the counts; the original cells carry the null-row counts
+            grid.with_columns(pl.lit(0, dtype=pl.Int64).alias(_N),
+                              pl.lit(0, dtype=pl.Int64).alias(_NY),
+                              pl.lit(0.0).alias(_S),
+                              *([pl.lit(0, dtype=pl.Int64).alias(_NWV),
+                                 pl.lit(0, dtype=pl.Int64).alias(_WNULL)] if weighted else [])),
+            nulls_only,
+        ], how="diagonal_relaxed")
+    keep = pl.col(_IDX).is_not_null() & ((pl.col(_NP) + pl.col(_NQ)) > 0
+                                         if thr_frame is None else pl.lit(True))
+    s_null = pl.col(_S).is_null()
+    # one sort per group: the (threshold, increments) structs in descending score order
+    points = (pl.struct("threshold", *inc).filter(keep)
+              .sort_by(pl.col(_IDX).filter(keep), descending=True).alias("_pfm_x"))
+    aggs: list[pl.Expr] = [
+        points,
+        pl.col(_NP).filter(~s_null).sum().alias(_TOTP),
+        pl.col(_NQ).filter(~s_null).sum().alias(_TOTN),
+        (pl.col(_N).filter(s_null).sum() + pl.col(_NY).filter(~s_null).sum()
+         + (pl.col(_NWV).filter(~s_null).sum() if weighted else pl.lit(0, dtype=pl.Int64)))
+        .alias("n_null"),
+        pl.col(_NY).sum().alias("n_null_y_true"),
+        pl.col(_N).filter(s_null).sum().alias("n_null_y_pred"),
     ]
+    if weighted:
+        aggs += [pl.col(_PW).filter(~s_null).sum().alias("_pfm_totpw"),
+                 pl.col(_QW).filter(~s_null).sum().alias("_pfm_totnw"),
+                 pl.col(_WNULL).sum().alias("n_null_weight")]
+    grouped = rows.group_by(keys).agg(aggs)
+    if thr_frame is None:
+        # a group whose rows all have a null label or score has no threshold: no row
+        grouped = grouped.filter(pl.col("_pfm_x").list.len() > 0)
+    names = {_NP: "tp", _NQ: "fp", _PW: "tp_w", _QW: "fp_w"}
+    x = pl.col("_pfm_x")
+    lists = ["threshold", *[names[c] for c in inc]]
+    table = (
+        grouped.sort(keys, nulls_last=True)  # a small frame: one row per group
+        .with_columns(
+            x.list.eval(pl.element().struct.field("threshold")).alias("threshold"),
+            *[x.list.eval(pl.element().struct.field(c).cum_sum()).alias(names[c]) for c in inc],
+        )
+        .drop("_pfm_x")
+        .explode(lists)
+    )
     int_cols = ["tp", "fp", "tn", "fn"]
     w_cols = ["tp_w", "fp_w", "tn_w", "fn_w"] if weighted else []
-    table = rows.with_columns(cols)
+    table = table.with_columns(
+        pl.col("tp").cast(pl.Int64), pl.col("fp").cast(pl.Int64),
+        (pl.col(_TOTN) - pl.col("fp")).cast(pl.Int64).alias("tn"),
+        (pl.col(_TOTP) - pl.col("tp")).cast(pl.Int64).alias("fn"),
+    )
     if weighted:
-        tpw = _desc(pl.col(_PW).cum_sum(), keys, _IDX)
-        fpw = _desc(pl.col(_QW).cum_sum(), keys, _IDX)
         table = table.with_columns(
-            tpw.alias("tp_w"), fpw.alias("fp_w"),
             # exact zeros where no row of the class is left (no rounding residue)
             pl.when(pl.col("tn") == 0).then(0.0)
-            .otherwise(pl.col(f"{_QW}_tot").fill_null(0.0) - fpw).alias("tn_w"),
+            .otherwise(pl.col("_pfm_totnw") - pl.col("fp_w")).alias("tn_w"),
             pl.when(pl.col("fn") == 0).then(0.0)
-            .otherwise(pl.col(f"{_PW}_tot").fill_null(0.0) - tpw).alias("fn_w"),
+            .otherwise(pl.col("_pfm_totpw") - pl.col("tp_w")).alias("fn_w"),
         )
     table = table.filter(pl.col("threshold") != _BELOW)
     if thr_frame is not None:  # tied quantiles: equal thresholds have equal counts
-        table = table.unique([*keys, "threshold"], keep="any")
+        table = table.unique([*keys, "threshold"], keep="any", maintain_order=True)
     table = table.with_columns(pl.sum_horizontal(int_cols).alias("n"))
     if weighted:
         table = table.with_columns(pl.sum_horizontal(w_cols).alias("n_w"))
-    table = table.join(nulls, on=keys, how="left", nulls_equal=True)
     null_cols = ["n_null", "n_null_y_true", "n_null_y_pred"] + (
         ["n_null_weight"] if weighted else [])
-    table = table.with_columns([pl.col(c).cast(pl.Int64) for c in null_cols])
     out = [*keys, "threshold", *int_cols, "n", *w_cols, *(["n_w"] if weighted else []),
            *null_cols]
-    return table.select(out).sort(
-        [*keys, "threshold"], descending=[False] * len(keys) + [True], nulls_last=True
-    )
+    return table.select([*keys, "threshold", *[pl.col(c).cast(pl.Int64) for c in
+                                                (*int_cols, "n")],
+                         *w_cols, *(["n_w"] if weighted else []),
+                         *[pl.col(c).cast(pl.Int64) for c in null_cols]]).select(out)
 
 
 def _desc(expr: pl.Expr, keys: list[str], order: str) -> pl.Expr:
