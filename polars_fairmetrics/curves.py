@@ -287,7 +287,8 @@ def curve_counts(
         )
     weighted = weight is not None
     cells = lf.group_by([*key_exprs, bin_expr]).agg(
-        _cell_aggs(pl.col(y_true), schema[y_true], spec.pos, weight, s, mode != "exact")
+        _cell_aggs(pl.col(y_true), schema[y_true], spec.pos, spec.neg, weight, s,
+                   mode != "exact")
     )
     out_schema = _cell_schema({k: schema[k] for k in keys} if keys else {_ALL: pl.Int32},
                               weighted)
@@ -312,7 +313,8 @@ def curve_counts(
         if weight is not None:
             check_weight_summary(weight, cast("float | None", c[_WMIN].min()),
                                  cast("float | None", c[_WMAX].max()),
-                                 cast("float | None", c[_W].sum()) if c.height else None)
+                                 cast("float | None", c[_PW].sum() + c[_QW].sum())
+                                 if c.height else None)
         return c.select([pl.col(k).cast(v) for k, v in out_schema.items()])
 
     checked = cells.map_batches(guard, schema=out_schema)
@@ -333,27 +335,36 @@ _OMAX = "_pfm_omax"
 _YNAN = "_pfm_ynan"
 
 
-def _cell_aggs(y: pl.Expr, y_dtype: pl.DataType, pos: Label, weight: str | None, s: pl.Expr,
-               binned: bool) -> list[pl.Expr]:
-    """Per (group, score) aggregations: class counts and weights, nulls, value summaries."""
-    is_pos = (y == pl.lit(pos)).fill_null(False)
-    is_other = (y != pl.lit(pos)).fill_null(False)
-    aggs: list[pl.Expr] = [pl.len().alias(_N), y.null_count().alias(_NY)]
+def _cell_aggs(y: pl.Expr, y_dtype: pl.DataType, pos: Label, neg: Label | None,
+               weight: str | None, s: pl.Expr, binned: bool) -> list[pl.Expr]:
+    """Per (group, score) aggregations: class counts and weights, nulls, value summaries.
+
+    Written as sums of products (no per-aggregation filters): this is the one scan, so every
+    aggregation counts. Rows with a null label give null products, which sums skip.
+    """
+    ip = (y == pl.lit(pos)).cast(pl.Int64)  # null where the label is null
+    io = 1 - ip
+    aggs: list[pl.Expr] = [y.null_count().alias(_NY)]
     if weight is not None:
         w = pl.col(weight).cast(pl.Float64)
-        w_ok = w.is_not_null()
+        has_w = w.is_not_null().cast(pl.Int64)
         aggs += [
-            (is_pos & w_ok).sum().alias(_NP), (is_other & w_ok).sum().alias(_NQ),
-            w.filter(is_pos).sum().alias(_PW), w.filter(is_other).sum().alias(_QW),
-            (y.is_not_null() & ~w_ok).sum().alias(_NWV), w.null_count().alias(_WNULL),
-            w.sum().alias(_W), w.min().alias(_WMIN), w.max().alias(_WMAX),
+            (ip * has_w).sum().alias(_NP), (io * has_w).sum().alias(_NQ),
+            (w * ip).sum().alias(_PW), (w * io).sum().alias(_QW),
+            (y.is_not_null() & w.is_null()).sum().alias(_NWV), w.null_count().alias(_WNULL),
+            w.min().alias(_WMIN), w.max().alias(_WMAX),
         ]
     else:
-        aggs += [is_pos.sum().alias(_NP), is_other.sum().alias(_NQ)]
-    if y_dtype != pl.Boolean:
-        yv = y.cast(pl.String) if y_dtype in (pl.Categorical,) or isinstance(
-            y_dtype, pl.Enum) else y
-        aggs += [yv.filter(is_other).min().alias(_OMIN), yv.filter(is_other).max().alias(_OMAX)]
+        aggs += [ip.sum().alias(_NP), io.sum().alias(_NQ)]
+    exact_pair = (y_dtype.is_integer() and isinstance(pos, int) and isinstance(neg, int)
+                  and abs(pos - neg) == 1)
+    if exact_pair:
+        # no integer lies between two consecutive labels: min and max find any third value
+        aggs += [y.min().alias(_OMIN), y.max().alias(_OMAX)]
+    elif y_dtype != pl.Boolean:
+        yv = y.cast(pl.String) if y_dtype == pl.Categorical or isinstance(y_dtype, pl.Enum) else y
+        other = (y != pl.lit(pos)).fill_null(False)
+        aggs += [yv.filter(other).min().alias(_OMIN), yv.filter(other).max().alias(_OMAX)]
     if y_dtype.is_float():
         aggs.append(y.is_nan().sum().alias(_YNAN))
     if binned:
@@ -363,7 +374,7 @@ def _cell_aggs(y: pl.Expr, y_dtype: pl.DataType, pos: Label, weight: str | None,
 
 def _cell_schema(key_schema: dict[str, Any], weighted: bool) -> dict[str, Any]:
     out = dict(key_schema)
-    out.update({_S: pl.Float64, _N: pl.Int64, _NY: pl.Int64, _NP: pl.Int64, _NQ: pl.Int64})
+    out.update({_S: pl.Float64, _NY: pl.Int64, _NP: pl.Int64, _NQ: pl.Int64})
     if weighted:
         out.update({_PW: pl.Float64, _QW: pl.Float64, _NWV: pl.Int64, _WNULL: pl.Int64})
     return out
@@ -377,6 +388,8 @@ def _cumulate(cells: pl.LazyFrame, keys: list[str], weighted: bool,
     groups (a small frame) are sorted by key before exploding, so no large sort follows.
     """
     inc = [_NP, _NQ, *([_PW, _QW] if weighted else [])]
+    cells = cells.with_columns(  # every row of the cell: counted, null label, null weight
+        (pl.col(_NP) + pl.col(_NQ) + pl.col(_NY) + (pl.col(_NWV) if weighted else 0)).alias(_N))
     if thr_frame is None:
         rows = cells.with_columns(pl.col(_S).alias("threshold"), pl.col(_S).alias(_IDX))
     else:
@@ -703,32 +716,36 @@ def pr_curve(
 # --------------------------------------------------------------------------------------------
 
 
-def _summary_exprs(aupr_mode: AuprMode, names: list[str]) -> list[pl.Expr]:
-    """Aggregations over one group's points (threshold-descending order inside)."""
-    desc = {"descending": True}
-    tp = pl.col(_TP).sort_by("threshold", **desc)
-    fp = pl.col(_FP).sort_by("threshold", **desc)
-    pos = pl.col(_TOTP).first()
-    neg = pl.col(_TOTN).first()
+def _summary_exprs(aupr_mode: AuprMode, names: list[str]) -> list[tuple[str, pl.Expr]]:
+    """Summaries as expressions over one group's points, already in threshold-descending order
+    (evaluated with ``list.eval`` over the group's sorted list of point structs)."""
+
+    def field(name: str) -> pl.Expr:
+        return pl.element().struct.field(name)
+
+    tp = field(_TP)
+    fp = field(_FP)
+    pos = field(_TOTP).first()
+    neg = field(_TOTN).first()
     x = tp / pos
     has_pos = pos > 0
-    exprs: list[pl.Expr] = []
+    exprs: list[tuple[str, pl.Expr]] = []
     if "roc_auc" in names:
         fpr = fp / neg
         fpr_prev = fpr.shift(1, fill_value=0.0)
         tpr_prev = x.shift(1, fill_value=0.0)
         area = (((fpr - fpr_prev) * (x + tpr_prev)).sum()
                 + (1.0 - fpr.last()) * (1.0 + x.last())) / 2.0
-        exprs.append(pl.when(has_pos & (neg > 0)).then(area)
-                     .otherwise(pl.lit(None, dtype=pl.Float64)).alias("roc_auc"))
+        exprs.append(("roc_auc", pl.when(has_pos & (neg > 0)).then(area)
+                      .otherwise(pl.lit(None, dtype=pl.Float64))))
     prec = safe_div(tp, tp + fp)
     prevalence = pos / (pos + neg)
     if "average_precision" in names:
         step = x - x.shift(1, fill_value=0.0)
         terms = pl.when(step == 0).then(0.0).otherwise(step * prec)
         ap = terms.sum() + (1.0 - x.last()) * prevalence
-        exprs.append(pl.when(has_pos).then(ap).otherwise(pl.lit(None, dtype=pl.Float64))
-                     .alias("average_precision"))
+        exprs.append(("average_precision",
+                      pl.when(has_pos).then(ap).otherwise(pl.lit(None, dtype=pl.Float64))))
     if "aupr" in names:
         if aupr_mode == "notebook":
             # points already on the notebook grid, truncated at the first recall-1 point
@@ -744,8 +761,8 @@ def _summary_exprs(aupr_mode: AuprMode, names: list[str]) -> list[pl.Expr]:
                 r_prev, p_prev = r.shift(1), p.shift(1)
             area = ((0.5 * (r - r_prev) * (p + p_prev)).sum()
                     + 0.5 * (1.0 - r.last()) * (p.last() + prevalence))
-        exprs.append(pl.when(has_pos).then(area).otherwise(pl.lit(None, dtype=pl.Float64))
-                     .alias("aupr"))
+        exprs.append(("aupr",
+                      pl.when(has_pos).then(area).otherwise(pl.lit(None, dtype=pl.Float64))))
     return exprs
 
 
@@ -893,16 +910,30 @@ def curve_summaries(
     return out
 
 
+def _evaluate(points: FrameT, group_keys: list[Any], exprs: list[tuple[str, pl.Expr]]
+              ) -> FrameT:
+    """One sort per group (a list of point structs), then each summary over that list."""
+    lists = points.group_by(group_keys).agg(
+        pl.struct("threshold", _TP, _FP, _TOTP, _TOTN)
+        .sort_by("threshold", descending=True).alias("_pfm_pts"))
+    names = [k if isinstance(k, str) else _ALL for k in group_keys]
+    return lists.select(
+        *names,
+        *[pl.col("_pfm_pts").list.eval(e).list.first().cast(pl.Float64).alias(n)
+          for n, e in exprs],
+    )
+
+
 def _summaries_of(table: FrameT, keys: list[str], names: list[str], aupr_mode: AuprMode,
                   use_w: bool, deploy_positive_rate: float | None,
                   deploy_neg_pos_ratio: float | None, notebook_points: int) -> FrameT:
     pts = _points(table, keys, use_w, deploy_positive_rate, deploy_neg_pos_ratio)
     main = [n for n in names if n != "aupr" or aupr_mode != "notebook"]
     gk = keys if keys else [pl.lit(0).alias(_ALL)]
-    out = pts.group_by(gk).agg(_summary_exprs(aupr_mode, main))
+    out = _evaluate(pts, gk, _summary_exprs(aupr_mode, main))
     if "aupr" in names and aupr_mode == "notebook":
         nb = _notebook_points(pts, keys, notebook_points)
-        nb_out = nb.group_by(gk).agg(_summary_exprs("notebook", ["aupr"]))
+        nb_out = _evaluate(nb, gk, _summary_exprs("notebook", ["aupr"]))
         out = out.join(nb_out, on=keys if keys else [_ALL], how="left", nulls_equal=True)
     if not keys:
         out = out.drop(_ALL)
