@@ -313,7 +313,7 @@ def curve_counts(
         if weight is not None:
             check_weight_summary(weight, cast("float | None", c[_WMIN].min()),
                                  cast("float | None", c[_WMAX].max()),
-                                 cast("float | None", c[_PW].sum() + c[_QW].sum())
+                                 float(c.select(pl.col(_PW).sum() + pl.col(_QW).sum()).item())
                                  if c.height else None)
         return c.select([pl.col(k).cast(v) for k, v in out_schema.items()])
 
