@@ -1184,6 +1184,9 @@ def plot_curves(curve: pl.DataFrame | pl.LazyFrame, *, kind: Literal["roc", "pr"
                 ax: Any = None, title: str | None = None) -> Any:
     """Plot a :func:`roc_curve` or :func:`pr_curve` table, one line per group.
 
+    ROC curves are drawn as lines (the trapezoid of ROC AUC), PR curves as steps (the step rule
+    of average precision).
+
     Needs matplotlib (``pip install polars_fairmetrics[plot]``). Collects a LazyFrame.
 
     Returns
@@ -1219,9 +1222,10 @@ def plot_curves(curve: pl.DataFrame | pl.LazyFrame, *, kind: Literal["roc", "pr"
     for key, part in parts.items():
         label = ", ".join(str(k) for k in key)
         part = part.filter(pl.col(x).is_not_null() & pl.col(y).is_not_null())
-        draw = ax.step if kind == "pr" else ax.plot
-        kwargs = {"where": "post"} if kind == "pr" else {}
-        draw(part[x].to_numpy(), part[y].to_numpy(), label=label, **kwargs)
+        if kind == "pr":  # the step rule of average precision: P_i over (R_{i-1}, R_i]
+            ax.step(part[x].to_numpy(), part[y].to_numpy(), where="pre", label=label)
+        else:
+            ax.plot(part[x].to_numpy(), part[y].to_numpy(), label=label)
     if kind == "roc":
         ax.plot([0, 1], [0, 1], linestyle=":", color="grey")
     ax.set_xlabel("false positive rate" if kind == "roc" else "recall")

@@ -6,6 +6,7 @@ The docs page docs/curves.md is executed by tests/test_docs.py (its python block
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 import polars as pl
@@ -331,3 +332,40 @@ def test_errors_name_column_and_value() -> None:
         pfm.curve_summaries(ok, y_true="y", y_score="s", aupr_mode="x")  # type: ignore[arg-type]
     with pytest.raises(InvalidOptionError, match="curve table"):
         pfm.roc_curve(ok)
+
+
+def test_label_validation_paths() -> None:
+    base = {"s": [0.2, 0.5, 0.7, 0.9]}
+    with pytest.raises(InvalidLabelError, match=r"0\.5"):
+        pfm.curve_counts(pl.DataFrame({"y": [1.0, 0.0, 0.5, 1.0], **base}), y_true="y",
+                         y_score="s")
+    with pytest.raises(InvalidLabelError, match="maybe"):
+        pfm.curve_counts(pl.DataFrame({"y": ["yes", "no", "maybe", "no"], **base}),
+                         y_true="y", y_score="s", pos_label="yes")
+    text = pfm.curve_counts(pl.DataFrame({"y": ["yes", "no", "yes", "no"], **base}),
+                            y_true="y", y_score="s", pos_label="yes")
+    boolean = pfm.curve_counts(pl.DataFrame({"y": [True, False, True, False], **base}),
+                               y_true="y", y_score="s")
+    assert_frame_equal(text, boolean)
+    with pytest.raises(InvalidWeightError):
+        pfm.curve_counts(pl.DataFrame({"y": [1, 0, 1, 0], "w": [1.0, math.nan, 1.0, 1.0],
+                                       **base}), y_true="y", y_score="s", weight="w")
+
+
+def test_one_scan_per_query(tmp_path: Path) -> None:
+    path = tmp_path / "rows.parquet"
+    frame(13).write_parquet(path)
+    for mode in ("exact", "grid"):
+        plan = pfm.curve_counts(pl.scan_parquet(path), y_true="y", y_score="s", by="g",
+                                weight="w", mode=mode).explain()
+        assert plan.count("Parquet SCAN") == 1, plan
+
+
+def test_plot_needs_the_plot_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    curve = pfm.roc_curve(pl.DataFrame({"y": [1, 0], "s": [0.9, 0.1]}), y_true="y",
+                          y_score="s")
+    monkeypatch.setitem(sys.modules, "matplotlib.pyplot", None)
+    with pytest.raises(ImportError, match=r"polars_fairmetrics\[plot\]"):
+        pfm.plot_curves(curve)
