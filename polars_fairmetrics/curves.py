@@ -400,33 +400,18 @@ def _cumulate(cells: pl.LazyFrame, keys: list[str], weighted: bool,
         ])
         counted = cells.filter(pl.col(_S).is_not_null()).group_by([*keys, _S]).agg(
             pl.col(inc).sum())
-        grid = (
+        rows = (
             cells.select(keys).unique().join(thr, how="cross")
             .join(counted.rename({_S: _IDX}), on=[*keys, _IDX], how="left", nulls_equal=True)
             .with_columns(pl.col(c).fill_null(0) for c in inc)
         )
-        nulls_only = cells.select(
-            *keys, pl.lit(None, dtype=pl.Float64).alias(_IDX),
-            pl.lit(None, dtype=pl.Float64).alias("threshold"),
-            *[pl.lit(0).cast(cells.collect_schema()[c]).alias(c) for c in inc],
-            _N, _NY, _S, *([_NWV, _WNULL] if weighted else []))
-        rows = pl.concat([
-            # grid rows carry the counts; the original cells carry the null-row counts
-            grid.with_columns(pl.lit(0, dtype=pl.Int64).alias(_N),
-                              pl.lit(0, dtype=pl.Int64).alias(_NY),
-                              pl.lit(0.0).alias(_S),
-                              *([pl.lit(0, dtype=pl.Int64).alias(_NWV),
-                                 pl.lit(0, dtype=pl.Int64).alias(_WNULL)] if weighted else [])),
-            nulls_only,
-        ], how="diagonal_relaxed")
     keep = pl.col(_IDX).is_not_null() & ((pl.col(_NP) + pl.col(_NQ)) > 0
                                          if thr_frame is None else pl.lit(True))
     s_null = pl.col(_S).is_null()
     # one sort per group: the (threshold, increments) structs in descending score order
-    points = (pl.struct("threshold", *inc).filter(keep)
-              .sort_by(pl.col(_IDX).filter(keep), descending=True).alias("_pfm_x"))
+    points = (rows.filter(keep).group_by(keys)
+              .agg(pl.struct("threshold", *inc).sort_by(_IDX, descending=True).alias("_pfm_x")))
     aggs: list[pl.Expr] = [
-        points,
         pl.col(_NP).filter(~s_null).sum().alias(_TOTP),
         pl.col(_NQ).filter(~s_null).sum().alias(_TOTN),
         (pl.col(_N).filter(s_null).sum() + pl.col(_NY).filter(~s_null).sum()
@@ -439,10 +424,9 @@ def _cumulate(cells: pl.LazyFrame, keys: list[str], weighted: bool,
         aggs += [pl.col(_PW).filter(~s_null).sum().alias("_pfm_totpw"),
                  pl.col(_QW).filter(~s_null).sum().alias("_pfm_totnw"),
                  pl.col(_WNULL).sum().alias("n_null_weight")]
-    grouped = rows.group_by(keys).agg(aggs)
-    if thr_frame is None:
-        # a group whose rows all have a null label or score has no threshold: no row
-        grouped = grouped.filter(pl.col("_pfm_x").list.len() > 0)
+    # a group whose rows all have a null label or score has no threshold (exact mode): no row
+    grouped = points.join(cells.group_by(keys).agg(aggs), on=keys, how="inner",
+                          nulls_equal=True)
     names = {_NP: "tp", _NQ: "fp", _PW: "tp_w", _QW: "fp_w"}
     x = pl.col("_pfm_x")
     lists = ["threshold", *[names[c] for c in inc]]
