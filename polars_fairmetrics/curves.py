@@ -472,7 +472,7 @@ def _cumulate(cells: pl.LazyFrame, keys: list[str], weighted: bool,
 
 def _desc(expr: pl.Expr, keys: list[str], order: str) -> pl.Expr:
     """``expr`` within each group, rows taken in descending ``order``."""
-    return expr.over(keys, order_by=pl.col(order), descending=True)
+    return expr.over(keys if keys else pl.lit(0), order_by=pl.col(order), descending=True)
 
 
 def _table_and_keys(data: FrameT, options: Mapping[str, Any]) -> tuple[FrameT, list[str]]:
@@ -547,9 +547,7 @@ def _points(table: FrameT, keys: list[str], weighted: bool, deploy_positive_rate
 def _drop_weightless(points: FrameT, keys: list[str]) -> FrameT:
     """Drop thresholds whose rows all weigh 0 (scikit-learn drops zero-weight samples)."""
     mass = pl.col(_TP) + pl.col(_FP)
-    prev = mass.shift(1, fill_value=0.0).over(keys or None, order_by=pl.col("threshold"),
-                                              descending=True) if keys else mass.shift(
-        1, fill_value=0.0)
+    prev = _desc(mass.shift(1, fill_value=0.0), keys, "threshold")
     return points.filter(mass != prev)
 
 
@@ -607,8 +605,7 @@ def roc_curve(
             pl.lit(math.inf).alias("threshold"), pl.lit(0.0).alias(_TP), pl.lit(0.0).alias(_FP),
             pl.col(_TOTP).first(), pl.col(_TOTN).first(),
         ).head(1)
-        pts = pl.concat([first.select(pts.collect_schema().names() if isinstance(
-            pts, pl.LazyFrame) else pts.columns), pts], how="vertical")
+        pts = pl.concat([first.select(schema_of(pts).names()), pts], how="vertical")
     out = pts.select(
         *keys, "threshold",
         safe_div(pl.col(_FP), pl.col(_TOTN)).alias("fpr"),
@@ -949,17 +946,11 @@ def pooled_curve(data: FrameT, *, weighted: bool | None = None) -> FrameT:
     base = ["tp", "fp"] + (["tp_w", "fp_w"] if use_w else [])
     totals_cols = [("tp", "fn"), ("fp", "tn")] + ([("tp_w", "fn_w"), ("fp_w", "tn_w")]
                                                    if use_w else [])
-    if keys:
-        incs = [(pl.col(c) - _desc(pl.col(c).shift(1, fill_value=0), keys, "threshold")).alias(c)
-                for c in base]
-        tot = [_desc((pl.col(a) + pl.col(b)).first(), keys, "threshold").alias(f"_pfm_tot_{a}")
-               for a, b in totals_cols]
-    else:
-        incs = [(pl.col(c) - pl.col(c).shift(1, fill_value=0)).alias(c) for c in base]
-        tot = [(pl.col(a) + pl.col(b)).first().alias(f"_pfm_tot_{a}") for a, b in totals_cols]
-    sorted_t = table.sort([*keys, "threshold"], descending=[False] * len(keys) + [True],
-                          nulls_last=True)
-    per = sorted_t.with_columns(tot).with_columns(incs)
+    incs = [(pl.col(c) - _desc(pl.col(c).shift(1, fill_value=0), keys, "threshold")).alias(c)
+            for c in base]
+    tot = [_desc((pl.col(a) + pl.col(b)).first(), keys, "threshold").alias(f"_pfm_tot_{a}")
+           for a, b in totals_cols]
+    per = table.with_columns(tot).with_columns(incs)
     gtot = per.group_by(keys or pl.lit(0)).agg(
         [pl.col(f"_pfm_tot_{a}").first() for a, _ in totals_cols]).select(
         [pl.col(f"_pfm_tot_{a}").sum() for a, _ in totals_cols])

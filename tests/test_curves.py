@@ -369,3 +369,13 @@ def test_plot_needs_the_plot_extra(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "matplotlib.pyplot", None)
     with pytest.raises(ImportError, match=r"polars_fairmetrics\[plot\]"):
         pfm.plot_curves(curve)
+
+
+def test_row_order_of_the_curve_table_does_not_matter() -> None:
+    df = frame(14)
+    table = pfm.curve_counts(df, y_true="y", y_score="s", by="g", weight="w")
+    shuffled = table.sample(fraction=1.0, shuffle=True, seed=1)
+    for fn in (pfm.roc_curve, pfm.pr_curve, pfm.curve_summaries, pfm.pooled_curve):
+        assert_frame_equal(fn(table), fn(shuffled), rel_tol=1e-12)
+    nb = pfm.curve_summaries(shuffled, aupr_mode="notebook")
+    assert_frame_equal(nb, pfm.curve_summaries(table, aupr_mode="notebook"))
