@@ -134,6 +134,7 @@ class CurveOptions(TypedDict, total=False):
     mode: CurveMode
     bins: int | Sequence[float]
     score_bounds: tuple[float, float] | None
+    exact_method: Literal["aggregate", "sort"]
 
 
 # --------------------------------------------------------------------------------------------
@@ -167,6 +168,7 @@ def curve_counts(
     mode: CurveMode = "exact",
     bins: int | Sequence[float] = 100,
     score_bounds: tuple[float, float] | None = (0.0, 1.0),
+    exact_method: Literal["aggregate", "sort"] = "aggregate",
 ) -> FrameT:
     r"""Confusion counts at every threshold, per group: the curve table (one scan, one sort).
 
@@ -204,6 +206,12 @@ def curve_counts(
         Grid size or explicit thresholds (binned modes only).
     score_bounds
         Allowed score range (``None``: any finite score).
+    exact_method
+        How exact mode makes its one scan. ``"aggregate"`` (default): a ``group_by`` over
+        (group, score) aggregates ties first, then each group's distinct scores are sorted —
+        best when scores repeat (rounded, calibrated or coarse scores). ``"sort"``: each group's
+        rows are sorted by score directly and cumulated (scikit-learn's algorithm) — best when
+        nearly every score is distinct (raw float64 model outputs). Same result.
 
     Returns
     -------
@@ -232,6 +240,9 @@ def curve_counts(
     """
     if mode not in CURVE_MODES:
         raise InvalidOptionError(f"mode={mode!r}; expected one of {CURVE_MODES}")
+    if exact_method not in ("aggregate", "sort"):
+        raise InvalidOptionError(
+            f"exact_method={exact_method!r}; expected 'aggregate' or 'sort'")
     schema = schema_of(data)
     keys = as_list(by)
     require_columns(schema, "y_true", [y_true])
@@ -286,6 +297,12 @@ def curve_counts(
             .drop("_pfm_qn")
         )
     weighted = weight is not None
+    if mode == "exact" and exact_method == "sort":
+        table = _exact_by_sort(lf, keys, key_exprs, schema, spec, y_true, y_score, weight,
+                               score_bounds)
+        if not keys:
+            table = table.drop(_ALL)
+        return table.collect() if isinstance(data, pl.DataFrame) else table
     cells = lf.group_by([*key_exprs, bin_expr]).agg(
         _cell_aggs(pl.col(y_true), schema[y_true], spec.pos, spec.neg, weight, s,
                    mode != "exact")
@@ -372,6 +389,81 @@ def _cell_aggs(y: pl.Expr, y_dtype: pl.DataType, pos: Label, neg: Label | None,
     return aggs
 
 
+def _exact_by_sort(lf: pl.LazyFrame, keys: list[str], key_exprs: list[pl.Expr],
+                   schema: pl.Schema, spec: Any, y_true: str, y_score: str,
+                   weight: str | None, score_bounds: tuple[float, float] | None
+                   ) -> pl.LazyFrame:
+    """Exact curves by sorting each group's rows (one low-cardinality group_by, one sort)."""
+    y = pl.col(y_true)
+    s = pl.col(y_score).cast(pl.Float64)
+    ip = (y == pl.lit(spec.pos)).cast(pl.Int64)
+    valid = s.is_not_null() & y.is_not_null()
+    fields = [s.alias("t"), ip.alias("p")]
+    if weight is not None:
+        w = pl.col(weight).cast(pl.Float64)
+        valid = valid & w.is_not_null()
+        fields.append(w.alias("w"))
+    aggs = [a for a in _cell_aggs(y, schema[y_true], spec.pos, spec.neg, weight, s, True)
+            if a.meta.output_name() in (_OMIN, _OMAX, _YNAN, _SNAN, _SMIN, _SMAX, _WMIN, _WMAX,
+                                        _WNULL)]
+    aggs += [
+        pl.struct(fields).filter(valid).sort_by(s.filter(valid), descending=True)
+        .alias("_pfm_x"),
+        (~valid).sum().alias("n_null"),
+        y.null_count().alias("n_null_y_true"),
+        s.null_count().alias("n_null_y_pred"),
+    ]
+    if weight is not None:
+        aggs.append(pl.col(weight).cast(pl.Float64).sum().alias(_W))
+    grouped = lf.group_by(key_exprs).agg(aggs)
+    gkeys = keys if keys else [_ALL]
+    out_schema = dict(grouped.collect_schema())
+    label_dtype = schema[y_true]
+
+    def guard(c: pl.DataFrame) -> pl.DataFrame:
+        if _OMIN in c.columns:
+            seen = pl.concat([c[_OMIN].drop_nulls(), c[_OMAX].drop_nulls()])
+            spec.to_bool(seen.cast(label_dtype) if seen.dtype != label_dtype else seen)
+        if _YNAN in c.columns and int(cast(int, c[_YNAN].sum())):
+            spec.to_bool(pl.Series([math.nan]))
+        check_score_summary(y_score, cast("float | None", c[_SMIN].min()),
+                            cast("float | None", c[_SMAX].max()),
+                            int(cast(int, c[_SNAN].sum())), score_bounds)
+        if weight is not None:
+            check_weight_summary(weight, cast("float | None", c[_WMIN].min()),
+                                 cast("float | None", c[_WMAX].max()),
+                                 float(c[_W].sum()) if c.height else None)
+        return c
+
+    checked = grouped.map_batches(guard, schema=out_schema)
+    t = pl.element().struct.field("t")
+    end = t.ne_missing(t.shift(-1))  # the last row of each block of tied scores
+
+    def cum(e: pl.Expr) -> pl.Expr:
+        return e.cum_sum().filter(end)
+
+    p = pl.element().struct.field("p")
+    lists: dict[str, pl.Expr] = {"threshold": t.filter(end), "tp": cum(p), "fp": cum(1 - p)}
+    if weight is not None:
+        wf = pl.element().struct.field("w")
+        lists.update({"tp_w": cum(wf * p), "fp_w": cum(wf * (1 - p))})
+    x = pl.col("_pfm_x")
+    table = (
+        checked.filter(x.list.len() > 0)
+        .sort(gkeys, nulls_last=True)  # one row per group
+        .with_columns([x.list.eval(e).alias(n) for n, e in lists.items()])
+        .with_columns(
+            pl.col("tp").list.last().alias(_TOTP), pl.col("fp").list.last().alias(_TOTN),
+            *([pl.col("tp_w").list.last().alias("_pfm_totpw"),
+               pl.col("fp_w").list.last().alias("_pfm_totnw"),
+               pl.col(_WNULL).alias("n_null_weight")] if weight is not None else []),
+        )
+        .drop("_pfm_x")
+        .explode(list(lists))
+    )
+    return _finish(table, gkeys, weight is not None, dedupe=False)
+
+
 def _cell_schema(key_schema: dict[str, Any], weighted: bool) -> dict[str, Any]:
     out = dict(key_schema)
     out.update({_S: pl.Float64, _NY: pl.Int64, _NP: pl.Int64, _NQ: pl.Int64})
@@ -439,6 +531,12 @@ def _cumulate(cells: pl.LazyFrame, keys: list[str], weighted: bool,
         .drop("_pfm_x")
         .explode(lists)
     )
+    return _finish(table, keys, weighted, dedupe=thr_frame is not None)
+
+
+def _finish(table: pl.LazyFrame, keys: list[str], weighted: bool, dedupe: bool
+            ) -> pl.LazyFrame:
+    """Exploded cumulative counts + class totals → the curve table's columns and dtypes."""
     int_cols = ["tp", "fp", "tn", "fn"]
     w_cols = ["tp_w", "fp_w", "tn_w", "fn_w"] if weighted else []
     table = table.with_columns(
@@ -455,7 +553,7 @@ def _cumulate(cells: pl.LazyFrame, keys: list[str], weighted: bool,
             .otherwise(pl.col("_pfm_totpw") - pl.col("tp_w")).alias("fn_w"),
         )
     table = table.filter(pl.col("threshold") != _BELOW)
-    if thr_frame is not None:  # tied quantiles: equal thresholds have equal counts
+    if dedupe:  # tied quantiles: equal thresholds have equal counts
         table = table.unique([*keys, "threshold"], keep="any", maintain_order=True)
     table = table.with_columns(pl.sum_horizontal(int_cols).alias("n"))
     if weighted:

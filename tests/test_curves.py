@@ -30,7 +30,7 @@ from polars_fairmetrics.exceptions import (
 )
 
 TOL = 1e-12
-SEEDS = [0, 1, 2, 3]
+SEEDS = [0, 1, 2]
 
 
 def frame(seed: int, n: int = 400) -> pl.DataFrame:
@@ -61,10 +61,12 @@ def _close(a: object, b: object) -> bool:
 
 @pytest.mark.parametrize("seed", SEEDS)
 @pytest.mark.parametrize("weighted", [False, True])
-def test_curves_and_summaries_equal_sklearn(seed: int, weighted: bool) -> None:
+@pytest.mark.parametrize("method", ["aggregate", "sort"])
+def test_curves_and_summaries_equal_sklearn(seed: int, weighted: bool, method: str) -> None:
     df = frame(seed)
     wcol = "w" if weighted else None
-    table = pfm.curve_counts(df, y_true="y", y_score="s", by="g", weight=wcol)
+    table = pfm.curve_counts(df, y_true="y", y_score="s", by="g", weight=wcol,
+                             exact_method=method)  # type: ignore[arg-type]
     roc = pfm.roc_curve(table)
     pr = pfm.pr_curve(table)
     summ = pfm.curve_summaries(table)
@@ -380,3 +382,23 @@ def test_row_order_of_the_curve_table_does_not_matter() -> None:
         assert_frame_equal(fn(table), fn(shuffled), rel_tol=1e-12)
     nb = pfm.curve_summaries(shuffled, aupr_mode="notebook")
     assert_frame_equal(nb, pfm.curve_summaries(table, aupr_mode="notebook"))
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_exact_methods_agree(weighted: bool) -> None:
+    df = frame(15).with_columns(
+        pl.when(pl.int_range(pl.len()) % 17 == 0).then(None).otherwise(pl.col("s")).alias("s"),
+        pl.when(pl.int_range(pl.len()) % 23 == 0).then(None).otherwise(pl.col("y")).alias("y"),
+        pl.when(pl.int_range(pl.len()) % 29 == 0).then(None).otherwise(pl.col("w")).alias("w"),
+    )
+    wcol = "w" if weighted else None
+    agg = pfm.curve_counts(df.lazy(), y_true="y", y_score="s", by="g", weight=wcol)
+    srt = pfm.curve_counts(df.lazy(), y_true="y", y_score="s", by="g", weight=wcol,
+                           exact_method="sort")
+    assert_frame_equal(agg.collect(), srt.collect(), rel_tol=1e-12, abs_tol=1e-9)
+    assert_frame_equal(srt.collect(), srt.collect(engine="streaming"))
+    whole = pfm.curve_counts(df, y_true="y", y_score="s", weight=wcol, exact_method="sort")
+    assert whole["n"][0] + whole["n_null"][0] == df.height
+    with pytest.raises(InvalidLabelError):
+        pfm.curve_counts(df.with_columns(pl.col("y") * 2), y_true="y", y_score="s",
+                         exact_method="sort")
