@@ -402,3 +402,20 @@ def test_exact_methods_agree(weighted: bool) -> None:
     with pytest.raises(InvalidLabelError):
         pfm.curve_counts(df.with_columns(pl.col("y") * 2), y_true="y", y_score="s",
                          exact_method="sort")
+
+
+def test_deployment_corrected_summaries_brute_force() -> None:
+    df = frame(16).filter(pl.col("g") == "a")
+    y, s = df["y"].to_numpy(), df["s"].to_numpy()
+    ratio = 19.0
+    f = ratio / ((y == 0).sum() / (y == 1).sum())
+    ap, prev_r = 0.0, 0.0
+    for t in sorted(set(s.tolist()), reverse=True):
+        tp, fp, _, fn = brute_counts(y, s, np.ones(len(y)), t)
+        r = tp / (tp + fn)
+        ap += (r - prev_r) * tp / (tp + f * fp)
+        prev_r = r
+    got = pfm.curve_summaries(df, y_true="y", y_score="s", deploy_neg_pos_ratio=ratio,
+                              summaries=["average_precision", "roc_auc"])
+    assert math.isclose(got["average_precision"].item(), ap, abs_tol=1e-12)
+    assert math.isclose(got["roc_auc"].item(), roc_auc_score(y, s), abs_tol=1e-12)
