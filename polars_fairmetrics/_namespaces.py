@@ -14,6 +14,7 @@ import polars as pl
 
 from polars_fairmetrics import bootstrap as _bootstrap
 from polars_fairmetrics import counts as _counts
+from polars_fairmetrics import curves as _curves
 from polars_fairmetrics import deployment as _deployment
 from polars_fairmetrics import disparity as _disparity
 from polars_fairmetrics import ensemble as _ensemble
@@ -21,6 +22,7 @@ from polars_fairmetrics import metrics as _metrics
 from polars_fairmetrics import report as _report
 from polars_fairmetrics import weights as _weights
 from polars_fairmetrics._typing import ColumnNames, FrameT, IntoExpr, Label
+from polars_fairmetrics.curves import AuprMode, CurveOptions
 from polars_fairmetrics.disparity import CountOptions, Reference
 
 if TYPE_CHECKING:
@@ -166,6 +168,19 @@ class FairExprNamespace:
         """:func:`polars_fairmetrics.metrics.matthews_corrcoef` over rows."""
         return _metrics.matthews_corrcoef(self.counts(y_true=y_true, weight=weight,
                                                       pos_label=pos_label, neg_label=neg_label))
+
+    def roc_auc(self, *, y_true: IntoExpr, weight: IntoExpr | None = None,
+                pos_label: Label | None = None, neg_label: Label | None = None) -> pl.Expr:
+        """:func:`polars_fairmetrics.roc_auc` of this score expression."""
+        return _curves.roc_auc(self._expr, y_true=y_true, weight=weight, pos_label=pos_label,
+                               neg_label=neg_label)
+
+    def average_precision(self, *, y_true: IntoExpr, weight: IntoExpr | None = None,
+                          pos_label: Label | None = None,
+                          neg_label: Label | None = None) -> pl.Expr:
+        """:func:`polars_fairmetrics.average_precision` of this score expression."""
+        return _curves.average_precision(self._expr, y_true=y_true, weight=weight,
+                                         pos_label=pos_label, neg_label=neg_label)
 
 
 class _FrameNamespace(Generic[FrameT]):
@@ -525,6 +540,47 @@ class _FrameNamespace(Generic[FrameT]):
             self._frame, min_precision=min_precision, deploy_positive_rate=deploy_positive_rate,
             deploy_neg_pos_ratio=deploy_neg_pos_ratio, by=by, y_true=y_true, y_score=y_score,
             threshold=threshold, weight=weight, pos_label=pos_label, neg_label=neg_label)
+
+    def curve_counts(self, **curve_options: Unpack[CurveOptions]) -> FrameT:
+        """:func:`polars_fairmetrics.curve_counts` of this frame."""
+        return _curves.curve_counts(self._frame, **curve_options)
+
+    def roc_curve(self, *, weighted: bool | None = None, anchor: bool = True,
+                  **curve_options: Unpack[CurveOptions]) -> FrameT:
+        """:func:`polars_fairmetrics.roc_curve` of this frame (rows or curve table)."""
+        return _curves.roc_curve(self._frame, weighted=weighted, anchor=anchor, **curve_options)
+
+    def pr_curve(self, *, weighted: bool | None = None, anchor: bool = True,
+                 deploy_positive_rate: float | None = None,
+                 deploy_neg_pos_ratio: float | None = None,
+                 **curve_options: Unpack[CurveOptions]) -> FrameT:
+        """:func:`polars_fairmetrics.pr_curve` of this frame (rows or curve table)."""
+        return _curves.pr_curve(self._frame, weighted=weighted, anchor=anchor,
+                                deploy_positive_rate=deploy_positive_rate,
+                                deploy_neg_pos_ratio=deploy_neg_pos_ratio, **curve_options)
+
+    def curve_summaries(self, *, summaries: str | Sequence[str] | None = None,
+                        aupr_mode: AuprMode = "trapezoid", weighted: bool | None = None,
+                        overall: bool = False, long: bool = False,
+                        deploy_positive_rate: float | None = None,
+                        deploy_neg_pos_ratio: float | None = None,
+                        notebook_points: int = _curves.NOTEBOOK_POINTS,
+                        **curve_options: Unpack[CurveOptions]) -> FrameT:
+        """:func:`polars_fairmetrics.curve_summaries` of this frame (rows or curve table)."""
+        return _curves.curve_summaries(
+            self._frame, summaries=summaries, aupr_mode=aupr_mode, weighted=weighted,
+            overall=overall, long=long, deploy_positive_rate=deploy_positive_rate,
+            deploy_neg_pos_ratio=deploy_neg_pos_ratio, notebook_points=notebook_points,
+            **curve_options)
+
+    def summary_disparities(self, *, reference: Reference = "overall",
+                            summaries: str | Sequence[str] | None = None,
+                            aupr_mode: AuprMode = "trapezoid", weighted: bool | None = None,
+                            **curve_options: Unpack[CurveOptions]) -> FrameT:
+        """:func:`polars_fairmetrics.summary_disparities` of this frame."""
+        return _curves.summary_disparities(self._frame, reference=reference,
+                                           summaries=summaries, aupr_mode=aupr_mode,
+                                           weighted=weighted, **curve_options)
 
 
 @pl.api.register_lazyframe_namespace("fair")
