@@ -825,7 +825,8 @@ def ensemble_disparities(
     disparities as differences (:math:`\Delta U = E_{dis}[U] - E_{priv}[U]`); the ratio is given
     too (null when the reference is 0). With ``y_true``, the confusion metrics of the ensemble
     label are added through :func:`~polars_fairmetrics.disparities` (its disparate impact is
-    the ``ratio`` of ``selection_rate``).
+    the ``ratio`` of ``selection_rate``). The parameters not listed below are those of
+    :func:`ensemble_group_metrics`.
 
     Parameters
     ----------
@@ -833,8 +834,6 @@ def ensemble_disparities(
         A group value (tuple or mapping for several ``by`` columns), ``"rest"`` (the rows not in
         the group: Virny's dis vs priv) or ``"overall"``. Default: ``"overall"`` with
         ``convention="seed"``, ``"rest"`` with ``convention="virny"``.
-    others
-        As for :func:`ensemble_group_metrics`.
 
     Returns
     -------
