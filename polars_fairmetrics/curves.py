@@ -59,13 +59,17 @@ from polars_fairmetrics.counts import (
 from polars_fairmetrics.disparity import Reference, _make_reference_guard, _reference_mask
 from polars_fairmetrics.exceptions import MSG_SCORE_NAN, InvalidOptionError, InvalidScoreError
 from polars_fairmetrics.metrics import (
+    Counts,
     _as_expr,
     _guard,
     _label_guard,
     _row_labels,
     _weight_guard,
+    false_positive_rate,
     key_columns,
+    positive_predictive_value,
     safe_div,
+    true_positive_rate,
 )
 
 if TYPE_CHECKING:
@@ -706,10 +710,11 @@ def roc_curve(
             pl.col(_TOTP).first(), pl.col(_TOTN).first(),
         ).head(1)
         pts = pl.concat([first.select(schema_of(pts).names()), pts], how="vertical")
+    c = _point_counts(pl.col(_TP), pl.col(_FP), pl.col(_TOTP), pl.col(_TOTN))
     out = pts.select(
         *keys, "threshold",
-        safe_div(pl.col(_FP), pl.col(_TOTN)).alias("fpr"),
-        safe_div(pl.col(_TP), pl.col(_TOTP)).alias("tpr"),
+        false_positive_rate(c).alias("fpr"),
+        true_positive_rate(c).alias("tpr"),
     )
     return out.sort([*keys, "threshold"], descending=[False] * len(keys) + [True],
                     nulls_last=True)
@@ -776,10 +781,11 @@ def pr_curve(
     pts = _points(table, keys, use_w, deploy_positive_rate, deploy_neg_pos_ratio)
     if use_w:
         pts = _drop_weightless(pts, keys)
+    c = _point_counts(pl.col(_TP), pl.col(_FP), pl.col(_TOTP), pl.col(_TOTN))
     out = pts.select(
         *keys, "threshold",
-        safe_div(pl.col(_TP), pl.col(_TP) + pl.col(_FP)).alias("precision"),
-        safe_div(pl.col(_TP), pl.col(_TOTP)).alias("recall"),
+        positive_predictive_value(c).alias("precision"),
+        true_positive_rate(c).alias("recall"),
     )
     if anchor:
         head = (out.group_by(keys).agg(pl.lit(math.inf).alias("threshold"),
@@ -797,6 +803,12 @@ def pr_curve(
 # --------------------------------------------------------------------------------------------
 
 
+def _point_counts(tp: pl.Expr, fp: pl.Expr, positives: pl.Expr, negatives: pl.Expr) -> Counts:
+    """The confusion counts of a curve point (counts at or above its threshold), so that the
+    core's metric definitions give its rates: tn = negatives − fp, fn = positives − tp."""
+    return Counts(tp=tp, fp=fp, tn=negatives - fp, fn=positives - tp)
+
+
 def _summary_exprs(aupr_mode: AuprMode, names: list[str]) -> list[tuple[str, pl.Expr]]:
     """Summaries as expressions over one group's points, already in threshold-descending order
     (evaluated with ``list.eval`` over the group's sorted list of point structs)."""
@@ -808,18 +820,19 @@ def _summary_exprs(aupr_mode: AuprMode, names: list[str]) -> list[tuple[str, pl.
     fp = field(_FP)
     pos = field(_TOTP).first()
     neg = field(_TOTN).first()
-    x = tp / pos
+    c = _point_counts(tp, fp, pos, neg)
+    x = true_positive_rate(c)
     has_pos = pos > 0
     exprs: list[tuple[str, pl.Expr]] = []
     if "roc_auc" in names:
-        fpr = fp / neg
+        fpr = false_positive_rate(c)
         fpr_prev = fpr.shift(1, fill_value=0.0)
         tpr_prev = x.shift(1, fill_value=0.0)
         area = (((fpr - fpr_prev) * (x + tpr_prev)).sum()
                 + (1.0 - fpr.last()) * (1.0 + x.last())) / 2.0
         exprs.append(("roc_auc", pl.when(has_pos & (neg > 0)).then(area)
                       .otherwise(pl.lit(None, dtype=pl.Float64))))
-    prec = safe_div(tp, tp + fp)
+    prec = positive_predictive_value(c)
     prevalence = pos / (pos + neg)
     if "average_precision" in names:
         step = x - x.shift(1, fill_value=0.0)
