@@ -151,13 +151,16 @@ def _cells(lf: pl.LazyFrame, plan: _Plan) -> pl.LazyFrame:
     if plan.y_pred is not None:
         pred = pl.col(plan.y_pred.column).alias(_BIN)
     else:
-        s = pl.col(cast(str, plan.y_score))
-        thr = pl.Series(cast(list[float], plan.thresholds), dtype=pl.Float64)
-        pred = (
-            pl.when(s.is_not_null())
-            .then(pl.lit(thr).search_sorted(s.cast(pl.Float64), side="right"))
-            .alias(_BIN)
-        )
+        s = pl.col(cast(str, plan.y_score)).cast(pl.Float64)
+        thresholds = cast(list[float], plan.thresholds)
+        # bin = how many thresholds are <= s: a row is predicted positive at the i-th threshold
+        # iff bin >= i. A few thresholds: one comparison each (fastest); many: binary search.
+        if len(thresholds) <= 32:
+            n_below = pl.sum_horizontal([(s >= t).cast(pl.UInt16) for t in thresholds])
+        else:
+            n_below = pl.lit(pl.Series(thresholds, dtype=pl.Float64)).search_sorted(
+                s, side="right")
+        pred = pl.when(s.is_not_null()).then(n_below).alias(_BIN)
     aggs: list[pl.Expr] = [pl.len().alias(_N)]
     if plan.weight is not None:
         w = pl.col(plan.weight).cast(pl.Float64)
