@@ -32,18 +32,18 @@ from polars_fairmetrics._validate import as_list, schema_of
 from polars_fairmetrics.counts import confusion_counts, count_columns
 from polars_fairmetrics.disparity import CRITERIA, between_groups, disparities, fairness_criteria
 from polars_fairmetrics.exceptions import InvalidOptionError
-from polars_fairmetrics.metrics import METRICS, metrics_from_counts, resolve_metric
+from polars_fairmetrics.metrics import METRICS, metrics_from_counts, resolve_metric, safe_div
 
 __all__ = [
     "DEFAULT_AUDIT_CRITERIA",
     "DEFAULT_AUDIT_METRICS",
+    "EXTENSION_BUILDERS",
     "SECTION_BUILDERS",
     "AuditContext",
     "AuditOptions",
-    "EXTENSION_BUILDERS",
-    "IntervalOptions",
     "Gate",
     "GateResult",
+    "IntervalOptions",
     "Report",
     "Section",
     "SectionBuilder",
@@ -667,7 +667,10 @@ def _stability_frames(ctx: AuditContext) -> tuple[pl.DataFrame, pl.DataFrame] | 
     hist = (grid.join(hist, on=["attribute", "group", "bin"], how="left", nulls_equal=True)
             .select("attribute", "group", pl.lit("label_stability").alias("metric"),
                     (pl.col("bin") / b).alias("bin_left"), ((pl.col("bin") + 1) / b)
-                    .alias("bin_right"), pl.col("count").fill_null(0)))
+                    .alias("bin_right"), pl.col("count").fill_null(0))
+            .with_columns(safe_div(pl.col("count"),
+                                   pl.col("count").sum().over("attribute", "group"))
+                          .alias("share")))
     cache["stability"] = (means_table, hist)
     return means_table, hist
 
@@ -704,7 +707,8 @@ def _stability_distribution_section(ctx: AuditContext) -> Section | None:
         "stability_distribution",
         "Label stability distribution",
         f"Rows per group in {STABILITY_BINS} equal bins of per-row label stability over "
-        "[0, 1] (bin_left ≤ value < bin_right; 1.0 falls in the last bin).",
+        "[0, 1] (bin_left ≤ value < bin_right; 1.0 falls in the last bin) and their share of "
+        "the group's rows with a defined value.",
         _in_attribute_order(frames[1], ctx),
     )
 
