@@ -20,7 +20,7 @@ import re
 import sys
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from fractions import Fraction
 from pathlib import Path
@@ -59,15 +59,22 @@ class CliError(FairMetricsError):
 
 @contextmanager
 def progress(label: str, *, enabled: bool | None = None,
-             stream: TextIO | None = None) -> Iterator[None]:
+             stream: TextIO | None = None) -> Iterator[Callable[[str], None]]:
     """Show ``label`` and the elapsed time on stderr while the block runs.
 
     Quiet unless the stream is a terminal (or ``enabled=True``): logs of batch jobs stay clean.
+    The context value is a function showing the current step next to the label (e.g.
+    ``audit(..., progress=step)``).
     """
     out = stream if stream is not None else sys.stderr
     on = out.isatty() if enabled is None else enabled
+    current = [""]
+
+    def step(text: str) -> None:
+        current[0] = text
+
     if not on:
-        yield
+        yield step
         return
     done = threading.Event()
     start = time.perf_counter()
@@ -75,15 +82,21 @@ def progress(label: str, *, enabled: bool | None = None,
 
     def spin() -> None:
         i = 0
+        width = 0
         while not done.wait(0.1):
-            out.write(f"\r{frames[i % 4]} {label} {time.perf_counter() - start:5.1f}s")
+            text = f"\r{frames[i % 4]} {label}"
+            if current[0]:
+                text += f" ({current[0]})"
+            text += f" {time.perf_counter() - start:5.1f}s"
+            out.write(text.ljust(width))  # blank out a longer previous line
+            width = max(width, len(text))
             out.flush()
             i += 1
 
     thread = threading.Thread(target=spin, daemon=True)
     thread.start()
     try:
-        yield
+        yield step
     finally:
         done.set()
         thread.join()
@@ -333,7 +346,7 @@ def _report(args: argparse.Namespace) -> int:
         label += f", bootstrap {n_boot} resamples"
     if models:
         label += f", ensemble stability over {len(models)} models"
-    with progress(label, enabled=False if args.no_progress else None):
+    with progress(label, enabled=False if args.no_progress else None) as step:
         report = audit(
             lf,
             y_true=y_true,
@@ -356,6 +369,7 @@ def _report(args: argparse.Namespace) -> int:
             ci_method=opts.get("ci_method", "percentile"),
             seed=opts.get("seed"),
             models=models,
+            progress=step,
         )
     results = [evaluate_gate(report, g) for g in gates]
     _emit(report, fmt, opts.get("output"), plots=bool(opts.get("plots", True)))
@@ -446,12 +460,13 @@ def _demo_adult(args: argparse.Namespace) -> int:
     models = [c for c in lf.collect_schema().names() if re.fullmatch(r"p\d+", c)]
     labelled = ensemble_labels(lf, models=models, keep=["row_id", "sex", "race", "high_income",
                                                          *models])
-    with progress("auditing the Adult ensemble", enabled=False if args.no_progress else None):
+    with progress("auditing the Adult ensemble",
+                  enabled=False if args.no_progress else None) as step:
         report = audit(
             labelled, y_true="high_income", y_pred="ensemble_label", by=["sex", "race"],
             reference={"sex": "Male", "race": "White"},
             metrics=list(DEMO_METRICS), models=models,
-            intervals=args.intervals, seed=args.seed,
+            intervals=args.intervals, seed=args.seed, progress=step,
             source=f"embedded Adult test set (16,281 rows), {len(models)} bootstrap-trained "
                    "models; prediction = ensemble label (mean probability >= 0.5)",
         )

@@ -343,3 +343,22 @@ def test_properties_subcommand(tmp_path: Path) -> None:
                           (["--n", "12", "--measures", "foo"], "unknown measure")]:
         bad = run("properties", *args, cwd=tmp_path)
         assert bad.returncode == 2 and message in _one_line_error(bad.stderr), (args, bad.stderr)
+
+
+def test_progress_shows_the_audit_steps() -> None:
+    class Tty(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    loud = Tty()
+    df = pl.DataFrame({"g": ["a", "b"] * 20, "y": [1, 0, 0, 1] * 10, "p": [1, 1, 0, 0] * 10})
+    with cli.progress("auditing", stream=loud) as step:
+        steps: list[str] = []
+
+        def record(text: str) -> None:
+            steps.append(text)
+            step(text)
+
+        pfm.audit(df, y_true="y", y_pred="p", by="g", intervals=20, seed=0, progress=record)
+    assert steps == ["counting", "bootstrap g: 20 resamples"]
+    assert "auditing: done in" in loud.getvalue()
