@@ -504,12 +504,16 @@ def _attribute_reference(reference: str | dict[str, str], attribute: str) -> str
     return reference if isinstance(reference, str) else reference[attribute]
 
 
+_ORDER = "_pfm_order"
+
+
 def _bootstrap_statistic(metrics: list[str], needed: list[str], criteria: list[str],
                          reference: str) -> Callable[[pl.DataFrame], pl.DataFrame]:
     """The statistic of one attribute's replicate count table (long: replicate, kind, group,
     metric, value): the same core functions as the point-estimate sections."""
 
     def statistic(rep: pl.DataFrame) -> pl.DataFrame:
+        rep = rep.drop(_ORDER)
         disp = disparities(rep, by="group", metrics=needed, reference=reference)
         parts = [
             disp.select("replicate", pl.lit(kind).alias("kind"), "group", "metric",
@@ -551,7 +555,10 @@ def _bootstrap_intervals(ctx: AuditContext) -> pl.DataFrame | None:
     for attr in attributes:
         if progress is not None:
             progress(f"bootstrap {attr}: {opts.n_resamples} resamples")
-        table = ctx.counts.filter(pl.col("attribute") == attr).drop("attribute")
+        # the cells in the count table's order (the attribute's own values sorted, nulls last;
+        # not the order of their text labels), as bootstrap_metrics(by=attr) draws them
+        table = (ctx.counts.filter(pl.col("attribute") == attr).drop("attribute")
+                 .with_row_index(_ORDER))
         stat = _bootstrap_statistic(list(ctx.options.metrics), needed,
                                     list(ctx.options.criteria),
                                     _attribute_reference(ctx.options.reference, attr))
