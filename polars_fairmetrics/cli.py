@@ -5,7 +5,9 @@ Subcommands:
 - ``report PATH``: audit a parquet / CSV / IPC file, a glob or a hive-partitioned folder
   (streaming, one scan), render it (terminal, JSON, Markdown, HTML, Parquet) and check the
   ``--fail-if`` gates. Options as flags or in a TOML file (``--config``); flags win.
-- ``demo``: audit the embedded COMPAS data (``--html report.html`` writes the HTML report).
+- ``demo``: audit the embedded COMPAS data (``--html report.html`` writes the HTML report);
+  ``--dataset adult``: the shipped Adult 15-model ensemble, with the stability sections.
+- ``properties``: the measure-properties analysis for a data-set size ``--n``.
 
 Exit status: 0 success, 1 a ``--fail-if`` gate failed, 2 a usage or input error. Errors from user
 input print one line on stderr, never a traceback.

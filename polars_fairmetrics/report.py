@@ -12,6 +12,11 @@ not have are simply absent, never filled with placeholders. Builders run in orde
 *replace* an earlier section of the same name (e.g. to add interval columns ``ci_low`` /
 ``ci_high`` to the metrics), which is how later capabilities plug in: see ``extra_sections``.
 
+Beyond the core, ``audit(intervals=B)`` adds bootstrap intervals to those sections (the bootstrap
+module's count engine on the same count table: no second scan) and ``audit(models=[...])`` the
+ensemble ``stability`` and ``stability_distribution`` sections (one more scan); see
+:data:`EXTENSION_BUILDERS`.
+
 Gates (:meth:`Report.check`, the CLI's ``--fail-if``) are parsed by a small tokenizer, never
 ``eval``.
 """
