@@ -583,8 +583,8 @@ def _interval_note(ctx: AuditContext) -> str:
     seed = f", seed {opts.seed}" if opts.seed is not None else ", unseeded"
     return (f"[ci_low, ci_high]: {opts.ci_level:.0%} {opts.ci_method} bootstrap intervals, "
             f"{opts.n_resamples} resamples of each attribute's count cells (exact multinomial "
-            f"resampling of the rows{seed}); null where the statistic was undefined in a "
-            "resample's every draw or the method cannot give one.")
+            f"resampling of the rows{seed}), from the resamples where the value is defined; "
+            "null when it is defined in none (or BCa cannot give one).")
 
 
 def _with_intervals(ctx: AuditContext, name: str, kinds: Mapping[str, str],
@@ -595,15 +595,23 @@ def _with_intervals(ctx: AuditContext, name: str, kinds: Mapping[str, str],
         return None
     section = ctx.sections[name]
     table = section.table.with_row_index("_pfm_order")
+    n_boot = ctx.extra["intervals"].n_resamples
+    partial = 0
     for kind, prefix in kinds.items():
-        part = boot.filter(pl.col("kind") == kind).select(
+        chosen = boot.filter(pl.col("kind") == kind)
+        partial += chosen.filter(pl.col("n_defined").is_between(1, n_boot - 1)).height
+        part = chosen.select(
             "attribute", "group", pl.col("metric").alias(metric_col),
             pl.col("ci_low").alias(f"{prefix}ci_low"), pl.col("ci_high").alias(f"{prefix}ci_high"))
         part = part.drop("group") if "group" not in keys else part
         table = table.join(part, on=list(keys), how="left", nulls_equal=True)
     table = table.sort("_pfm_order").drop("_pfm_order")
+    notes = [_interval_note(ctx)]
+    if partial:
+        notes.append(f"{partial} interval(s) come from fewer than {n_boot} resamples: the value "
+                     "was undefined (0/0) in the others.")
     return Section(section.name, section.title, section.description, table,
-                   (*section.notes, _interval_note(ctx)))
+                   (*section.notes, *notes))
 
 
 def _metrics_intervals_section(ctx: AuditContext) -> Section | None:
