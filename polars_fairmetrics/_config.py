@@ -44,6 +44,12 @@ CONFIG_KEYS: dict[str, tuple[tuple[type, ...], str]] = {
     "output": (_STR, "output file (parquet: a folder)"),
     "fail_if": ((str, list), "gate condition(s), e.g. 'disparate_impact < 0.8'"),
     "plots": ((bool,), "include plots in the HTML report"),
+    "intervals": ((int,), "number of bootstrap resamples for confidence intervals"),
+    "ci_level": ((float,), "confidence level of the intervals, in (0, 1)"),
+    "ci_method": (_STR, "interval method: percentile, basic or bca"),
+    "seed": ((int,), "seed of the bootstrap resamples"),
+    "models": ((list,), "probability columns of an ensemble's models (stability section)"),
+    "models_prefix": (_STR, "models = the columns named PREFIX followed by digits"),
 }
 """Allowed keys, their types and meaning (documented in ``docs/cli.md``)."""
 

@@ -320,6 +320,10 @@ class _FrameNamespace(Generic[FrameT]):
         engine: Literal["auto", "in-memory", "streaming"] = "auto", source: str | None = None,
         extra_sections: Sequence[_report.SectionBuilder] = (),
         extra: Mapping[str, Any] | None = None,
+        intervals: int | None = None, ci_level: float = 0.95,
+        ci_method: Literal["percentile", "basic", "bca"] = "percentile",
+        seed: int | None = None, models: Sequence[str] | None = None,
+        progress: Callable[[str], None] | None = None,
     ) -> _report.Report:
         """:func:`polars_fairmetrics.audit` of this frame (collects: it is a report)."""
         return _report.audit(
@@ -328,6 +332,8 @@ class _FrameNamespace(Generic[FrameT]):
             neg_label=neg_label, metrics=metrics, criteria=criteria,
             intersectional=intersectional, score_bounds=score_bounds, engine=engine,
             source=source, extra_sections=extra_sections, extra=extra,
+            intervals=intervals, ci_level=ci_level, ci_method=ci_method, seed=seed,
+            models=models, progress=progress,
         )
 
     def bootstrap_metrics(

@@ -5,7 +5,9 @@ Subcommands:
 - ``report PATH``: audit a parquet / CSV / IPC file, a glob or a hive-partitioned folder
   (streaming, one scan), render it (terminal, JSON, Markdown, HTML, Parquet) and check the
   ``--fail-if`` gates. Options as flags or in a TOML file (``--config``); flags win.
-- ``demo``: audit the embedded COMPAS data (``--html report.html`` writes the HTML report).
+- ``demo``: audit the embedded COMPAS data (``--html report.html`` writes the HTML report);
+  ``--dataset adult``: the shipped Adult 15-model ensemble, with the stability sections.
+- ``properties``: the measure-properties analysis for a data-set size ``--n``.
 
 Exit status: 0 success, 1 a ``--fail-if`` gate failed, 2 a usage or input error. Errors from user
 input print one line on stderr, never a traceback.
@@ -16,18 +18,20 @@ from __future__ import annotations
 import argparse
 import glob
 import os
+import re
 import sys
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from fractions import Fraction
 from pathlib import Path
 from typing import Any, NoReturn, TextIO
 
 import polars as pl
 
 from polars_fairmetrics._config import load_config
-from polars_fairmetrics.datasets import load_compas
+from polars_fairmetrics.datasets import data_path, load_compas
 from polars_fairmetrics.disparity import disparities, fairness_criteria
 from polars_fairmetrics.exceptions import FairMetricsError, InvalidOptionError
 from polars_fairmetrics.metrics import group_metrics
@@ -42,6 +46,7 @@ DEMO_METRICS = (
 )
 
 FORMATS = ("terminal", "json", "markdown", "html", "parquet")
+CI_METHODS = ("percentile", "basic", "bca")
 EXIT_OK, EXIT_GATE, EXIT_ERROR = 0, 1, 2
 
 
@@ -56,15 +61,22 @@ class CliError(FairMetricsError):
 
 @contextmanager
 def progress(label: str, *, enabled: bool | None = None,
-             stream: TextIO | None = None) -> Iterator[None]:
+             stream: TextIO | None = None) -> Iterator[Callable[[str], None]]:
     """Show ``label`` and the elapsed time on stderr while the block runs.
 
     Quiet unless the stream is a terminal (or ``enabled=True``): logs of batch jobs stay clean.
+    The context value is a function showing the current step next to the label (e.g.
+    ``audit(..., progress=step)``).
     """
     out = stream if stream is not None else sys.stderr
     on = out.isatty() if enabled is None else enabled
+    current = [""]
+
+    def step(text: str) -> None:
+        current[0] = text
+
     if not on:
-        yield
+        yield step
         return
     done = threading.Event()
     start = time.perf_counter()
@@ -72,15 +84,21 @@ def progress(label: str, *, enabled: bool | None = None,
 
     def spin() -> None:
         i = 0
+        width = 0
         while not done.wait(0.1):
-            out.write(f"\r{frames[i % 4]} {label} {time.perf_counter() - start:5.1f}s")
+            text = f"\r{frames[i % 4]} {label}"
+            if current[0]:
+                text += f" ({current[0]})"
+            text += f" {time.perf_counter() - start:5.1f}s"
+            out.write(text.ljust(width))  # blank out a longer previous line
+            width = max(width, len(text))
             out.flush()
             i += 1
 
     thread = threading.Thread(target=spin, daemon=True)
     thread.start()
     try:
-        yield
+        yield step
     finally:
         done.set()
         thread.join()
@@ -225,7 +243,8 @@ def _options(args: argparse.Namespace) -> dict[str, Any]:
     flag_keys = ("input", "input_format", "y_true", "y_pred", "y_score", "threshold",
                  "score_bounds", "by",
                  "weight", "reference", "pos_label", "neg_label", "metrics", "criteria",
-                 "format", "output")
+                 "format", "output", "intervals", "ci_level", "ci_method", "seed", "models",
+                 "models_prefix")
     opts = dict(cfg)
     for key in flag_keys:
         value = getattr(args, key, None)
@@ -248,6 +267,53 @@ def _options(args: argparse.Namespace) -> dict[str, Any]:
     return opts
 
 
+def _parse_intervals(opts: dict[str, Any]) -> int | None:
+    """``--intervals N`` (with ``--ci-level``, ``--ci-method``, ``--seed``), checked before any
+    scan."""
+    n = opts.get("intervals")
+    if n is None:
+        for key in ("ci_level", "ci_method", "seed"):
+            if opts.get(key) is not None:
+                raise CliError(f"--{key.replace('_', '-')} needs --intervals N")
+        return None
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise CliError(f"--intervals {n!r}: expected a positive number of resamples")
+    level = opts.get("ci_level", 0.95)
+    if not isinstance(level, (int, float)) or isinstance(level, bool) or not 0 < level < 1:
+        raise CliError(f"--ci-level {level!r}: expected a number in (0, 1), e.g. 0.95")
+    method = opts.get("ci_method", "percentile")
+    if method not in CI_METHODS:
+        raise CliError(f"--ci-method {method!r} is not one of {', '.join(CI_METHODS)}")
+    seed = opts.get("seed")
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
+        raise CliError(f"--seed {seed!r}: expected a non-negative integer")
+    if opts.get("weight") is not None:
+        raise CliError("--intervals with --weight is not supported by the report (weighted "
+                       "sums are not resampled from counts); use bootstrap_metrics(weight=...)")
+    return n
+
+
+def _resolve_models(opts: dict[str, Any], schema: pl.Schema) -> list[str] | None:
+    """``--models p00 p01 ...`` or ``--models-prefix p`` (columns PREFIX + digits)."""
+    models, prefix = opts.get("models"), opts.get("models_prefix")
+    if models is not None and prefix is not None:
+        raise CliError("pass --models or --models-prefix, not both")
+    if prefix is not None:
+        pattern = re.compile(re.escape(str(prefix)) + r"\d+")
+        found = [c for c in schema.names() if pattern.fullmatch(c)]
+        if not found:
+            raise CliError(f"--models-prefix {prefix!r}: no column is named {prefix!r} followed "
+                           "by digits")
+        return found
+    if models is None:
+        return None
+    names = [x.strip() for item in models for x in str(item).split(",") if x.strip()]
+    missing = [m for m in names if m not in schema]
+    if missing:
+        raise CliError(f"--models: column(s) {missing!r} not in the input")
+    return names
+
+
 def _report(args: argparse.Namespace) -> int:
     from polars_fairmetrics.report import audit, evaluate_gate, parse_gate
 
@@ -266,11 +332,23 @@ def _report(args: argparse.Namespace) -> int:
     if fmt == "parquet" and not opts.get("output"):
         raise CliError("--format parquet needs --output FOLDER")
     gates = [parse_gate(g) for g in opts["fail_if"]]  # syntax errors before any scan
+    n_boot = _parse_intervals(opts)
+    if n_boot is None:
+        needs = [g.text for g in gates if g.op == "ci_excludes"]
+        if needs:
+            raise CliError(f"gate {needs[0]!r} needs confidence intervals: add --intervals N "
+                           "(e.g. --intervals 1000)")
     lf = scan_input(str(opts["input"]), opts.get("input_format"))
     schema = lf.collect_schema()
+    models = _resolve_models(opts, schema)
     y_true = str(opts["y_true"])
     label_dtype = schema.get(y_true)
-    with progress(f"scanning {opts['input']}", enabled=False if args.no_progress else None):
+    label = f"scanning {opts['input']}"
+    if n_boot is not None:
+        label += f", bootstrap {n_boot} resamples"
+    if models:
+        label += f", ensemble stability over {len(models)} models"
+    with progress(label, enabled=False if args.no_progress else None) as step:
         report = audit(
             lf,
             y_true=y_true,
@@ -288,6 +366,12 @@ def _report(args: argparse.Namespace) -> int:
             score_bounds=_parse_bounds(opts.get("score_bounds")),
             engine="streaming",
             source=str(opts["input"]),
+            intervals=n_boot,
+            ci_level=float(opts.get("ci_level", 0.95)),
+            ci_method=opts.get("ci_method", "percentile"),
+            seed=opts.get("seed"),
+            models=models,
+            progress=step,
         )
     results = [evaluate_gate(report, g) for g in gates]
     _emit(report, fmt, opts.get("output"), plots=bool(opts.get("plots", True)))
@@ -320,6 +404,10 @@ def _emit(report: Any, fmt: str, output: str | None, *, plots: bool) -> None:
 
 def _demo(args: argparse.Namespace) -> int:
     """Audit the COMPAS decile score (high risk = decile ≥ threshold) by race and by sex."""
+    if args.dataset == "adult":
+        return _demo_adult(args)
+    if args.intervals is not None and not (args.html or args.json):
+        raise CliError("demo --intervals adds intervals to the --html / --json report: pass one")
     lf = load_compas().with_columns(
         (pl.col("decile_score") >= args.threshold).alias("high_risk")
     )
@@ -358,13 +446,126 @@ def _demo(args: argparse.Namespace) -> int:
             reference={"race": "Caucasian", "sex": "Male"},
             source=f"embedded COMPAS data (ProPublica, 2016); high_risk = decile_score >= "
                    f"{args.threshold}",
+            intervals=args.intervals, seed=args.seed,
         )
-        if args.html:
-            report.to_html(args.html, plots=not args.no_plots)
-            print(f"\nWrote the HTML report to {args.html}")
-        if args.json:
-            report.to_json(args.json)
-            print(f"Wrote the JSON report to {args.json}")
+        _demo_outputs(report, args)
+    return EXIT_OK
+
+
+def _demo_adult(args: argparse.Namespace) -> int:
+    """Audit the shipped Adult bootstrap ensemble (15 models): the ensemble label as the
+    prediction, per-group metrics and criteria by sex and race, and the stability sections."""
+    from polars_fairmetrics.ensemble import ensemble_labels
+    from polars_fairmetrics.report import audit
+
+    lf = pl.scan_parquet(data_path("adult_ensemble.parquet"))
+    models = [c for c in lf.collect_schema().names() if re.fullmatch(r"p\d+", c)]
+    labelled = ensemble_labels(lf, models=models, keep=["row_id", "sex", "race", "high_income",
+                                                         *models])
+    with progress("auditing the Adult ensemble",
+                  enabled=False if args.no_progress else None) as step:
+        report = audit(
+            labelled, y_true="high_income", y_pred="ensemble_label", by=["sex", "race"],
+            reference={"sex": "Male", "race": "White"},
+            metrics=list(DEMO_METRICS), models=models,
+            intervals=args.intervals, seed=args.seed, progress=step,
+            source=f"embedded Adult test set (16,281 rows), {len(models)} bootstrap-trained "
+                   "models; prediction = ensemble label (mean probability >= 0.5)",
+        )
+    print(report.to_terminal())
+    _demo_outputs(report, args)
+    return EXIT_OK
+
+
+def _demo_outputs(report: Any, args: argparse.Namespace) -> None:
+    if args.html:
+        report.to_html(args.html, plots=not args.no_plots)
+        print(f"\nWrote the HTML report to {args.html}")
+    if args.json:
+        report.to_json(args.json)
+        print(f"Wrote the JSON report to {args.json}")
+
+
+# ---------------------------------------------------------------------------------------------
+# properties
+# ---------------------------------------------------------------------------------------------
+
+
+def _ratio_counts(n: int, ratios: Sequence[float] | None, what: str) -> list[int]:
+    from polars_fairmetrics.properties import cells_from_ratios
+
+    if not ratios:
+        return []
+    for r in ratios:
+        if not 0.0 < r < 1.0:
+            raise CliError(f"--{what.lower()} {r}: a ratio must be in (0, 1)")
+    one = [Fraction(1, n)]  # a valid ratio for the other axis: only this axis is converted
+    if what == "IR":
+        return sorted({k for k, _ in cells_from_ratios(n, ir=ratios, gr=one)})
+    return sorted({m for _, m in cells_from_ratios(n, ir=one, gr=ratios)})
+
+
+def _properties(args: argparse.Namespace) -> int:
+    """The measure-properties analysis (properties.analyze_measure_properties) for one n."""
+    from polars_fairmetrics.properties import (
+        MEASURES,
+        analyze_measure_properties,
+        properties_table,
+    )
+
+    n = args.n
+    if n < 2:
+        raise CliError(f"--n {n}: the data set needs at least 2 examples")
+    measures = None
+    if args.measures:
+        measures = [x.strip() for item in args.measures for x in item.split(",") if x.strip()]
+        unknown = [m for m in measures if m not in MEASURES]
+        if unknown:
+            raise CliError(f"--measures: unknown measure {unknown[0]!r}; choose from "
+                           f"{', '.join(MEASURES)}")
+    counts = sorted(set(_ratio_counts(n, args.ir, "IR")) | set(_ratio_counts(n, args.gr, "GR")))
+    if args.summary and Path(args.summary).suffix.lower() not in (".parquet", ".csv"):
+        raise CliError(f"--summary {args.summary!r}: the file name must end in .parquet or .csv")
+    with progress(f"analysing n = {n}", enabled=False if args.no_progress else None):
+        analysis = analyze_measure_properties(n, counts=counts or None, measures=measures)
+    table = properties_table(analysis.properties, evidence=args.evidence)
+    grid = ", ".join(f"{c}/{n}" for c in analysis.counts)
+    if args.format == "json":
+        import json
+
+        doc = {
+            "n": n, "grid_counts": list(analysis.counts),
+            "measures": list(dict.fromkeys(analysis.properties["measure"].to_list())),
+            "rules": dict(table.select("property", "rule").iter_rows()),
+            "properties": analysis.properties.to_dicts(),
+        }
+        text = json.dumps(doc, indent=2, default=str)
+    elif args.format == "markdown":
+        from polars_fairmetrics.render import _md_table
+
+        lines = [f"# Measure properties, n = {n}", "",
+                 f"Grid: IR, GR in {{{grid}}}.", ""]
+        lines += _md_table(table.drop("rule"))
+        lines += ["", "Rules:", ""]
+        lines += [f"- **{k}**: {v}" for k, v in table.select("property", "rule").iter_rows()]
+        text = "\n".join(lines)
+    else:
+        with pl.Config(tbl_rows=-1, tbl_cols=-1, tbl_width_chars=200, fmt_str_lengths=200,
+                       tbl_hide_dataframe_shape=True, tbl_hide_column_data_types=True):
+            text = (f"Measure properties for n = {n}; grid IR, GR in {{{grid}}}\n"
+                    f"{table.drop('rule')}\n(decision rules: --format markdown or json)")
+    if args.output:
+        Path(args.output).write_text(text + "\n", encoding="utf-8")
+        print(f"polars-fairmetrics: wrote the properties table to {args.output}",
+              file=sys.stderr)
+    else:
+        sys.stdout.write(text + "\n")
+    if args.summary:
+        if args.summary.lower().endswith(".csv"):
+            analysis.summary.write_csv(args.summary)
+        else:
+            analysis.summary.write_parquet(args.summary)
+        print(f"polars-fairmetrics: wrote the cell summary to {args.summary}", file=sys.stderr)
     return EXIT_OK
 
 
@@ -395,7 +596,37 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--html", metavar="PATH", help="also write the HTML report to PATH")
     demo.add_argument("--json", metavar="PATH", help="also write the JSON report to PATH")
     demo.add_argument("--no-plots", action="store_true", help="HTML report without plots")
+    demo.add_argument("--dataset", choices=["compas", "adult"], default="compas",
+                      help="compas (default): the COMPAS decile score; adult: the shipped Adult "
+                           "15-model ensemble, with the stability sections")
+    demo.add_argument("--intervals", type=int, metavar="N",
+                      help="bootstrap intervals from N resamples in the report")
+    demo.add_argument("--seed", type=int, metavar="S", help="seed of the resamples")
+    demo.add_argument("--no-progress", action="store_true", help="no progress display")
     demo.set_defaults(func=_demo)
+
+    props = sub.add_parser(
+        "properties", help="which properties the fairness measures have, for a data-set size",
+        description="Exact analysis of the fairness measures' properties over every confusion "
+                    "matrix pair of n examples (properties.analyze_measure_properties).",
+    )
+    props.add_argument("--n", type=int, default=56, help="data-set size (default 56)")
+    props.add_argument("--ir", type=float, nargs="+", metavar="R",
+                       help="imbalance ratios of the grid, k/n in (0, 1) (default: the "
+                            "paper's)")
+    props.add_argument("--gr", type=float, nargs="+", metavar="R",
+                       help="group ratios of the grid, m/n in (0, 1); the grid is shared by "
+                            "IR and GR, so --ir and --gr add up")
+    props.add_argument("--measures", nargs="+", metavar="M",
+                       help="measures (default all six)")
+    props.add_argument("--evidence", action="store_true",
+                       help="show the numbers behind each mark")
+    props.add_argument("--format", choices=["terminal", "json", "markdown"], default="terminal")
+    props.add_argument("--output", "-o", metavar="PATH", help="write the table to PATH")
+    props.add_argument("--summary", metavar="PATH.parquet|PATH.csv",
+                       help="also write the cell summary (every (IR, GR) cell)")
+    props.add_argument("--no-progress", action="store_true", help="no progress display")
+    props.set_defaults(func=_properties)
 
     rep = sub.add_parser(
         "report", help="audit a file / glob / folder of predictions",
@@ -432,6 +663,20 @@ def build_parser() -> argparse.ArgumentParser:
     rep.add_argument("--fail-if", dest="fail_if", action="append", default=[], metavar="EXPR",
                      help="gate, e.g. 'disparate_impact < 0.8' (repeatable); exit 1 if any "
                           "group satisfies it")
+    rep.add_argument("--intervals", type=int, metavar="N",
+                     help="bootstrap confidence intervals from N resamples of the count table "
+                          "(no second scan)")
+    rep.add_argument("--ci-level", dest="ci_level", type=float, metavar="L",
+                     help="confidence level of the intervals (default 0.95)")
+    rep.add_argument("--ci-method", dest="ci_method", choices=CI_METHODS,
+                     help="interval method (default percentile)")
+    rep.add_argument("--seed", type=int, metavar="S", help="seed of the bootstrap resamples")
+    rep.add_argument("--models", nargs="+", metavar="COL",
+                     help="probability columns of an ensemble's models: adds the stability "
+                          "sections")
+    rep.add_argument("--models-prefix", dest="models_prefix", metavar="PREFIX",
+                     help="models = the columns named PREFIX followed by digits (e.g. p: "
+                          "p00, p01, ...)")
     rep.add_argument("--no-plots", action="store_true", help="HTML report without plots")
     rep.add_argument("--no-progress", action="store_true",
                      help="no progress display (it only shows on a terminal anyway)")

@@ -223,7 +223,8 @@ def histogram_svg(table: pl.DataFrame, *, value: str, title: str, group: str | N
 
 
 def binned_histogram_svg(table: pl.DataFrame, *, left: str, right: str, count: str,
-                         title: str, xlabel: str, group: str | None = None) -> str:
+                         title: str, xlabel: str, group: str | None = None,
+                         ylabel: str = "count") -> str:
     """Histogram from pre-binned counts (bins ``[left, right)`` and their ``count``), one
     outline per ``group`` when given: stability histograms kept small in the report's tables."""
     fig = _figure(5.0, 3.4)
@@ -238,7 +239,7 @@ def binned_histogram_svg(table: pl.DataFrame, *, left: str, right: str, count: s
     if group is not None:
         ax.legend(fontsize=7)
     ax.set_xlabel(_label(xlabel))
-    ax.set_ylabel("count")
+    ax.set_ylabel(_label(ylabel))
     ax.set_title(_label(title), fontsize=10)
     return _svg(fig)
 
@@ -254,9 +255,23 @@ def _criteria_plots(report: Report, section: Section) -> list[str]:
     return [forest_svg(t, a, ref) for a in dict.fromkeys(t["attribute"].to_list())]
 
 
+def _stability_histograms(report: Report, section: Section) -> list[str]:
+    t = section.table
+    return [
+        binned_histogram_svg(t.filter(pl.col("attribute") == a), left="bin_left",
+                             right="bin_right", count="share", group="group",
+                             ylabel="share of the group's rows",
+                             title=f"Label stability by {a}",
+                             xlabel="label stability (1 = all models agree)")
+        for a in dict.fromkeys(t["attribute"].to_list())
+    ]
+
+
 PLOTTERS: dict[str, Callable[[Report, Section], list[str]]] = {
     "metrics": _metrics_plots,
     "criteria": _criteria_plots,
+    "stability": _metrics_plots,
+    "stability_distribution": _stability_histograms,
 }
 """Plots by section name: each returns inline ``<svg>`` strings shown above the section."""
 

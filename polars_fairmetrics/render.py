@@ -133,6 +133,12 @@ VIEWS: dict[str, Callable[[pl.DataFrame], list[View]]] = {
     "disparities": lambda t: _pivot(t, "metric", _disparity_cell),
     "criteria": lambda t: _pivot(t, "criterion", lambda r: _cell(r, "value")),
     "between_groups": _per_attribute,
+    "stability": lambda t: _pivot(t, "metric", lambda r: _cell(r, "value")),
+    "stability_distribution": lambda t: _pivot(
+        t.with_columns((pl.lit("[") + pl.col("bin_left").round(2).cast(pl.String) + pl.lit(", ")
+                        + pl.col("bin_right").round(2).cast(pl.String) + pl.lit(")"))
+                       .alias("bin")),
+        "bin", lambda r: str(r["count"])),
 }
 """Readable views by section name; other sections show their table, formatted."""
 

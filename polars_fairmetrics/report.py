@@ -12,6 +12,11 @@ not have are simply absent, never filled with placeholders. Builders run in orde
 *replace* an earlier section of the same name (e.g. to add interval columns ``ci_low`` /
 ``ci_high`` to the metrics), which is how later capabilities plug in: see ``extra_sections``.
 
+Beyond the core, ``audit(intervals=B)`` adds bootstrap intervals to those sections (the bootstrap
+module's count engine on the same count table: no second scan) and ``audit(models=[...])`` the
+ensemble ``stability`` and ``stability_distribution`` sections (one more scan); see
+:data:`EXTENSION_BUILDERS`.
+
 Gates (:meth:`Report.check`, the CLI's ``--fail-if``) are parsed by a small tokenizer, never
 ``eval``.
 """
@@ -23,7 +28,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, TypeAlias
+from typing import Any, Literal, TypeAlias, cast
 
 import polars as pl
 
@@ -32,16 +37,18 @@ from polars_fairmetrics._validate import as_list, schema_of
 from polars_fairmetrics.counts import confusion_counts, count_columns
 from polars_fairmetrics.disparity import CRITERIA, between_groups, disparities, fairness_criteria
 from polars_fairmetrics.exceptions import InvalidOptionError
-from polars_fairmetrics.metrics import METRICS, metrics_from_counts, resolve_metric
+from polars_fairmetrics.metrics import METRICS, metrics_from_counts, resolve_metric, safe_div
 
 __all__ = [
     "DEFAULT_AUDIT_CRITERIA",
     "DEFAULT_AUDIT_METRICS",
+    "EXTENSION_BUILDERS",
     "SECTION_BUILDERS",
     "AuditContext",
     "AuditOptions",
     "Gate",
     "GateResult",
+    "IntervalOptions",
     "Report",
     "Section",
     "SectionBuilder",
@@ -452,6 +459,294 @@ SECTION_BUILDERS: tuple[SectionBuilder, ...] = (
 
 
 # ---------------------------------------------------------------------------------------------
+# Capabilities beyond the core: bootstrap intervals and ensemble stability
+# ---------------------------------------------------------------------------------------------
+
+CI_METHODS: tuple[str, ...] = ("percentile", "basic", "bca")
+"""Interval methods of ``audit(intervals=...)`` (those of :mod:`polars_fairmetrics.bootstrap`)."""
+
+STABILITY_METRICS: tuple[str, ...] = (
+    "label_stability",
+    "jitter",
+    "std_probability",
+    "aleatoric_uncertainty",
+    "overall_uncertainty",
+    "epistemic_mutual_information",
+)
+"""Ensemble metrics of the ``stability`` section (per-group means of per-row values)."""
+
+STABILITY_BINS = 10
+"""Bins of the label-stability histogram (``stability_distribution`` section) over [0, 1]."""
+
+
+@dataclass(frozen=True)
+class IntervalOptions:
+    """Options of the bootstrap intervals of an audit (``AuditContext.extra["intervals"]``)."""
+
+    n_resamples: int
+    ci_level: float = 0.95
+    ci_method: str = "percentile"
+    seed: int | None = None
+
+
+def _check_interval_options(intervals: int, ci_level: float, ci_method: str,
+                            seed: int | None) -> IntervalOptions:
+    if isinstance(intervals, bool) or not isinstance(intervals, int) or intervals < 1:
+        raise InvalidOptionError(
+            f"intervals must be a positive number of bootstrap resamples, got {intervals!r}")
+    if (isinstance(ci_level, bool) or not isinstance(ci_level, (int, float))
+            or not 0.0 < float(ci_level) < 1.0):
+        raise InvalidOptionError(f"ci_level must be in (0, 1), got {ci_level!r}")
+    if ci_method not in CI_METHODS:
+        raise InvalidOptionError(
+            f"ci_method {ci_method!r} is not one of {', '.join(CI_METHODS)}")
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
+        raise InvalidOptionError(f"seed must be a non-negative integer, got {seed!r}")
+    return IntervalOptions(intervals, float(ci_level), ci_method, seed)
+
+
+def _attribute_reference(reference: str | dict[str, str], attribute: str) -> str:
+    return reference if isinstance(reference, str) else reference[attribute]
+
+
+_ORDER = "_pfm_order"
+
+
+def _bootstrap_statistic(metrics: list[str], needed: list[str], criteria: list[str],
+                         reference: str) -> Callable[[pl.DataFrame], pl.DataFrame]:
+    """The statistic of one attribute's replicate count table (long: replicate, kind, group,
+    metric, value): the same core functions as the point-estimate sections."""
+
+    def statistic(rep: pl.DataFrame) -> pl.DataFrame:
+        rep = rep.drop(_ORDER)
+        disp = disparities(rep, by="group", metrics=needed, reference=reference)
+        parts = [
+            disp.select("replicate", pl.lit(kind).alias("kind"), "group", "metric",
+                        pl.col(kind).cast(pl.Float64).alias("value"))
+            for kind in ("value", "difference", "ratio")
+        ]
+        if criteria:
+            crit = fairness_criteria(rep, by="group", criteria=criteria, reference=reference)
+            parts.append(crit.select("replicate", pl.lit("criterion").alias("kind"), "group",
+                                     pl.col("criterion").alias("metric"),
+                                     pl.col("value").cast(pl.Float64)))
+        between = between_groups(rep, by="group", metrics=metrics)
+        for s in ("difference", "ratio"):
+            parts.append(between.select(
+                "replicate", pl.lit(f"between_{s}").alias("kind"),
+                pl.lit(None, dtype=pl.String).alias("group"), "metric",
+                pl.col(s).cast(pl.Float64).alias("value")))
+        return pl.concat(parts, how="vertical_relaxed")
+
+    return statistic
+
+
+def _bootstrap_intervals(ctx: AuditContext) -> pl.DataFrame | None:
+    """Intervals of every metric, disparity, criterion and between-groups summary, per
+    attribute, by the bootstrap module's count engine on the collected count table (exact
+    multinomial resampling of each attribute's cells; no second scan). Cached in ``extra``."""
+    opts: IntervalOptions | None = ctx.extra.get("intervals")
+    if opts is None:
+        return None
+    cache: dict[str, pl.DataFrame] = ctx.extra["_cache"]
+    if "intervals" in cache:
+        return cache["intervals"]
+    from polars_fairmetrics.bootstrap import bootstrap_counts
+
+    needed = _disparity_metrics(ctx.options)
+    frames = []
+    progress: Callable[[str], None] | None = ctx.extra.get("progress")
+    attributes = list(dict.fromkeys(ctx.counts["attribute"].to_list()))
+    for attr in attributes:
+        if progress is not None:
+            progress(f"bootstrap {attr}: {opts.n_resamples} resamples")
+        # the cells in the count table's order (the attribute's own values sorted, nulls last;
+        # not the order of their text labels), as bootstrap_metrics(by=attr) draws them
+        table = (ctx.counts.filter(pl.col("attribute") == attr).drop("attribute")
+                 .with_row_index(_ORDER))
+        stat = _bootstrap_statistic(list(ctx.options.metrics), needed,
+                                    list(ctx.options.criteria),
+                                    _attribute_reference(ctx.options.reference, attr))
+        out = bootstrap_counts(table, stat, n_resamples=opts.n_resamples, seed=opts.seed,
+                               confidence=opts.ci_level,
+                               method=opts.ci_method,  # type: ignore[arg-type]
+                               )
+        frames.append(out.select(pl.lit(attr).alias("attribute"), "kind", "group", "metric",
+                                 "ci_low", "ci_high", "n_defined"))
+    result = pl.concat(frames, how="vertical")
+    cache["intervals"] = result
+    return result
+
+
+def _interval_note(ctx: AuditContext) -> str:
+    opts: IntervalOptions = ctx.extra["intervals"]
+    seed = f", seed {opts.seed}" if opts.seed is not None else ", unseeded"
+    return (f"[ci_low, ci_high]: {opts.ci_level:.0%} {opts.ci_method} bootstrap intervals, "
+            f"{opts.n_resamples} resamples of each attribute's count cells (exact multinomial "
+            f"resampling of the rows{seed}), from the resamples where the value is defined; "
+            "null when it is defined in none (or BCa cannot give one).")
+
+
+def _with_intervals(ctx: AuditContext, name: str, kinds: Mapping[str, str],
+                    keys: Sequence[str], metric_col: str) -> Section | None:
+    """Section ``name`` with the interval columns of ``kinds`` ({kind: column prefix}) joined."""
+    boot = _bootstrap_intervals(ctx)
+    if boot is None or name not in ctx.sections:
+        return None
+    section = ctx.sections[name]
+    table = section.table.with_row_index("_pfm_order")
+    n_boot = ctx.extra["intervals"].n_resamples
+    partial = 0
+    for kind, prefix in kinds.items():
+        chosen = boot.filter(pl.col("kind") == kind)
+        partial += chosen.filter(pl.col("n_defined").is_between(1, n_boot - 1)).height
+        part = chosen.select(
+            "attribute", "group", pl.col("metric").alias(metric_col),
+            pl.col("ci_low").alias(f"{prefix}ci_low"), pl.col("ci_high").alias(f"{prefix}ci_high"))
+        part = part.drop("group") if "group" not in keys else part
+        table = table.join(part, on=list(keys), how="left", nulls_equal=True)
+    table = table.sort("_pfm_order").drop("_pfm_order")
+    notes = [_interval_note(ctx)]
+    if partial:
+        notes.append(f"{partial} interval(s) come from fewer than {n_boot} resamples: the value "
+                     "was undefined (0/0) in the others.")
+    return Section(section.name, section.title, section.description, table,
+                   (*section.notes, *notes))
+
+
+def _metrics_intervals_section(ctx: AuditContext) -> Section | None:
+    return _with_intervals(ctx, "metrics", {"value": ""}, ["attribute", "group", "metric"],
+                           "metric")
+
+
+def _disparities_intervals_section(ctx: AuditContext) -> Section | None:
+    return _with_intervals(ctx, "disparities",
+                           {"value": "", "difference": "difference_", "ratio": "ratio_"},
+                           ["attribute", "group", "metric"], "metric")
+
+
+def _criteria_intervals_section(ctx: AuditContext) -> Section | None:
+    return _with_intervals(ctx, "criteria", {"criterion": ""},
+                           ["attribute", "group", "criterion"], "criterion")
+
+
+def _between_intervals_section(ctx: AuditContext) -> Section | None:
+    return _with_intervals(ctx, "between_groups",
+                           {"between_difference": "difference_", "between_ratio": "ratio_"},
+                           ["attribute", "metric"], "metric")
+
+
+def _group_label(by: Sequence[str], intersectional: bool) -> list[tuple[str, pl.Expr, list[str]]]:
+    """(attribute, group label expression, group_by columns) of each audited attribute."""
+    if intersectional:
+        label = pl.concat_str([pl.col(k).cast(pl.String).fill_null("null") for k in by],
+                              separator=" & ")
+        return [(" & ".join(by), label, list(by))]
+    return [(a, pl.col(a).cast(pl.String), [a]) for a in by]
+
+
+def _stability_frames(ctx: AuditContext) -> tuple[pl.DataFrame, pl.DataFrame] | None:
+    """Per-group ensemble means and the label-stability histogram (one collect_all)."""
+    models: tuple[str, ...] | None = ctx.extra.get("models")
+    if not models:
+        return None
+    cache: dict[str, Any] = ctx.extra["_cache"]
+    if "stability" in cache:
+        return cast("tuple[pl.DataFrame, pl.DataFrame]", cache["stability"])
+    from polars_fairmetrics.ensemble import ensemble_group_metrics, ensemble_sample_metrics
+
+    progress: Callable[[str], None] | None = ctx.extra.get("progress")
+    if progress is not None:
+        progress(f"ensemble stability over {len(models)} models")
+    opts = ctx.options
+    attrs = _group_label(opts.by, opts.intersectional)
+    queries: list[pl.LazyFrame] = []
+    for attr, label, cols in attrs:
+        means = ensemble_group_metrics(ctx.data, models=list(models), by=cols,
+                                       metrics=list(STABILITY_METRICS), confusion_metrics=[],
+                                       weight=opts.weight)
+        queries.append(means.select(pl.lit(attr).alias("attribute"), label.alias("group"),
+                                    "metric", "value", "n", "n_null"))
+    rows = ensemble_sample_metrics(ctx.data, models=list(models), keep=list(opts.by),
+                                   metrics="label_stability")
+    b = STABILITY_BINS
+    bin_expr = (pl.col("label_stability") * b).floor().clip(0, b - 1).cast(pl.Int64)
+    for attr, label, _cols in attrs:
+        queries.append(
+            rows.filter(pl.col("label_stability").is_not_null())
+            .group_by(label.alias("group"), bin_expr.alias("bin"))
+            .agg(pl.len().cast(pl.Int64).alias("count"))
+            .select(pl.lit(attr).alias("attribute"), "group", "bin", "count"))
+    done = pl.collect_all(queries)
+    means_table = pl.concat(done[: len(attrs)], how="vertical")
+    hist = pl.concat(done[len(attrs):], how="vertical")
+    # every bin of every group, zeros included (a histogram shows its empty bins)
+    groups = means_table.select("attribute", "group").unique(maintain_order=True)
+    grid = groups.join(pl.DataFrame({"bin": list(range(b))}, schema={"bin": pl.Int64}),
+                       how="cross")
+    hist = (grid.join(hist, on=["attribute", "group", "bin"], how="left", nulls_equal=True)
+            .select("attribute", "group", pl.lit("label_stability").alias("metric"),
+                    (pl.col("bin") / b).alias("bin_left"), ((pl.col("bin") + 1) / b)
+                    .alias("bin_right"), pl.col("count").fill_null(0))
+            .with_columns(safe_div(pl.col("count"),
+                                   pl.col("count").sum().over("attribute", "group"))
+                          .alias("share")))
+    cache["stability"] = (means_table, hist)
+    return means_table, hist
+
+
+def _stability_section(ctx: AuditContext) -> Section | None:
+    frames = _stability_frames(ctx)
+    if frames is None:
+        return None
+    table = _in_attribute_order(frames[0], ctx)
+    models: tuple[str, ...] = ctx.extra["models"]
+    notes = []
+    n_undef = table["value"].null_count()
+    if n_undef:
+        notes.append(f"{n_undef} value(s) undefined (e.g. jitter with one model predicting).")
+    return Section(
+        "stability",
+        "Ensemble stability and uncertainty",
+        f"Per-group means over the rows of per-row ensemble metrics from {len(models)} models "
+        f"({', '.join(models[:3])}{', …' if len(models) > 3 else ''}): label stability "
+        "|k − (m − k)| / m (1 = every model agrees), jitter (share of model pairs that "
+        "disagree), standard deviation of the probabilities, aleatoric (mean entropy), overall "
+        "(entropy of the mean) and epistemic (their difference) uncertainty in bits; n = rows "
+        "with a defined value.",
+        table,
+        tuple(notes),
+    )
+
+
+def _stability_distribution_section(ctx: AuditContext) -> Section | None:
+    frames = _stability_frames(ctx)
+    if frames is None:
+        return None
+    return Section(
+        "stability_distribution",
+        "Label stability distribution",
+        f"Rows per group in {STABILITY_BINS} equal bins of per-row label stability over "
+        "[0, 1] (bin_left ≤ value < bin_right; 1.0 falls in the last bin) and their share of "
+        "the group's rows with a defined value.",
+        _in_attribute_order(frames[1], ctx),
+    )
+
+
+EXTENSION_BUILDERS: tuple[SectionBuilder, ...] = (
+    _metrics_intervals_section,
+    _disparities_intervals_section,
+    _criteria_intervals_section,
+    _between_intervals_section,
+    _stability_section,
+    _stability_distribution_section,
+)
+"""Builders of the capabilities beyond the core (each returns ``None`` when its option is off):
+bootstrap intervals (replacing the metric, disparity, criteria and between-groups sections with
+``ci_low`` / ``ci_high`` columns added) and the ensemble stability sections."""
+
+
+# ---------------------------------------------------------------------------------------------
 # audit()
 # ---------------------------------------------------------------------------------------------
 
@@ -588,6 +883,12 @@ def audit(
     source: str | None = None,
     extra_sections: Sequence[SectionBuilder] = (),
     extra: Mapping[str, Any] | None = None,
+    intervals: int | None = None,
+    ci_level: float = 0.95,
+    ci_method: Literal["percentile", "basic", "bca"] = "percentile",
+    seed: int | None = None,
+    models: Sequence[str] | None = None,
+    progress: Callable[[str], None] | None = None,
 ) -> Report:
     r"""Audit a classifier's predictions: per-group metrics, disparities, fairness criteria.
 
@@ -627,6 +928,27 @@ def audit(
         Further section builders, run after the core ones (see ``docs/report.md``).
     extra
         Options of those builders, by capability name (``AuditContext.extra``).
+    intervals
+        Number :math:`B` of bootstrap resamples for confidence intervals (default ``None``: point
+        estimates only). Adds ``ci_low`` / ``ci_high`` to ``metrics``, ``disparities``
+        (also ``difference_ci_low`` … ``ratio_ci_high``), ``criteria`` and ``between_groups``
+        (``difference_ci_*``, ``ratio_ci_*``), from
+        :func:`~polars_fairmetrics.bootstrap.bootstrap_counts` on each attribute's part of the
+        collected count table: resampling the rows with replacement is exactly a multinomial
+        draw :math:`c^* \sim \mathrm{Multinomial}(N, c / N)` on its cells, so no second scan
+        (the same draws, and intervals, as :func:`~polars_fairmetrics.bootstrap_metrics` with
+        ``by=`` that attribute and the same ``seed``). Not with ``weight`` (weighted sums are not
+        resampled from counts: use :func:`~polars_fairmetrics.bootstrap_metrics`).
+    ci_level, ci_method, seed
+        Confidence level, interval method (``"percentile"``, ``"basic"``, ``"bca"``) and the
+        NumPy seed of the resamples (each attribute is resampled with this seed).
+    models
+        Probability columns of an ensemble's models: adds the ``stability`` section
+        (:func:`~polars_fairmetrics.ensemble_group_metrics` per attribute: label stability,
+        jitter, uncertainties) and ``stability_distribution`` (a label-stability histogram per
+        group). One more scan of ``data`` (all attributes in one ``collect_all``).
+    progress
+        Called with a short text before each long step (the CLI shows it on stderr).
 
     Returns
     -------
@@ -664,6 +986,18 @@ def audit(
             raise InvalidOptionError("metrics= is an empty list")
         metric_names = tuple(dict.fromkeys(resolve_metric(m).name for m in chosen))
     crit_names = tuple(criteria) if criteria is not None else DEFAULT_AUDIT_CRITERIA
+    interval_opts = (None if intervals is None
+                     else _check_interval_options(intervals, ci_level, ci_method, seed))
+    if interval_opts is not None and weight is not None:
+        raise InvalidOptionError(
+            f"intervals of a weighted audit (weight={weight!r}) cannot come from the count "
+            "table (weighted sums are not resampled from counts); use "
+            "bootstrap_metrics(..., weight=...) or drop the weight")
+    model_cols: tuple[str, ...] | None = None
+    if models is not None:
+        model_cols = tuple([models] if isinstance(models, str) else models)
+        if not model_cols:
+            raise InvalidOptionError("models= is an empty list")
     for c in crit_names:
         if c not in DEFAULT_AUDIT_CRITERIA:
             raise InvalidOptionError(
@@ -683,16 +1017,36 @@ def audit(
         reference=ref, pos_label=pos_label, neg_label=neg_label, metrics=metric_names,
         criteria=crit_names, source=source,
     )
+    if model_cols is not None:
+        missing = [m for m in model_cols if m not in schema]
+        if missing:
+            raise InvalidOptionError(
+                f"models= names column(s) {missing!r} absent from the data")
+    if progress is not None:
+        progress("counting")
     counts = _count_table(lf, opts, score_bounds=score_bounds, engine=engine)
-    ctx = AuditContext(data=lf, counts=counts, options=opts, extra=dict(extra or {}))
-    for builder in (*SECTION_BUILDERS, *extra_sections):
+    ctx_extra: dict[str, Any] = {**dict(extra or {}), "_cache": {}}
+    if interval_opts is not None:
+        ctx_extra["intervals"] = interval_opts
+    if model_cols is not None:
+        ctx_extra["models"] = model_cols
+    if progress is not None:
+        ctx_extra["progress"] = progress
+    ctx = AuditContext(data=lf, counts=counts, options=opts, extra=ctx_extra)
+    for builder in (*SECTION_BUILDERS, *EXTENSION_BUILDERS, *extra_sections):
         section = builder(ctx)
         if section is not None:
             ctx.sections[section.name] = section
     n_counted = int(counts.filter(pl.col("attribute") == attributes[0])["n"].sum())
     n_null = int(counts.filter(pl.col("attribute") == attributes[0])["n_null"].sum())
-    inputs = {**opts.to_dict(), "n_rows": n_counted + n_null, "n_counted": n_counted,
-              "n_null": n_null}
+    inputs: dict[str, Any] = {**opts.to_dict(), "n_rows": n_counted + n_null,
+                               "n_counted": n_counted, "n_null": n_null}
+    if interval_opts is not None:
+        inputs.update({"intervals": interval_opts.n_resamples,
+                       "ci_level": interval_opts.ci_level,
+                       "ci_method": interval_opts.ci_method, "seed": interval_opts.seed})
+    if model_cols is not None:
+        inputs["models"] = list(model_cols)
     return Report(inputs, list(ctx.sections.values()))
 
 

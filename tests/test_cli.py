@@ -16,7 +16,7 @@ import pytest
 from polars.testing import assert_frame_equal
 
 import polars_fairmetrics as pfm
-from polars_fairmetrics import cli
+from polars_fairmetrics import cli, properties
 from polars_fairmetrics.datasets import data_path
 from tests.test_report import _check_schema, _external_refs
 
@@ -257,3 +257,108 @@ def test_progress_only_when_enabled() -> None:
     with cli.progress("scanning", stream=loud):
         pass
     assert "scanning: done in" in loud.getvalue()
+
+
+# ---------------------------------------------------------------------------------------------
+# intervals, ensemble stability, properties (issue 8)
+# ---------------------------------------------------------------------------------------------
+
+ADULT = data_path("adult_ensemble.parquet")
+
+
+def test_report_intervals_and_ci_gate_in_a_subprocess(tmp_path: Path) -> None:
+    base = ("report", COMPAS, "--y-true", "two_year_recid", "--y-score", "decile_score",
+            "--threshold", "5", "--score-bounds", "1,10", "--by", "race",
+            "--reference", "Caucasian", "--fail-if",
+            "equal_opportunity_difference ci_excludes 0")
+    refused = run(*base, cwd=tmp_path)
+    assert refused.returncode == 2
+    assert "--intervals" in _one_line_error(refused.stderr)
+    (tmp_path / "c.toml").write_text('intervals = 200\nseed = 4\nci_method = "basic"\n'
+                                     'ci_level = 0.9\n')
+    out = run(*base, "--config", "c.toml", "--format", "json", "-o", "r.json", cwd=tmp_path)
+    assert out.returncode == 1, out.stderr  # African-American defendants: TPR gap excludes 0
+    assert "gate FAIL equal_opportunity_difference ci_excludes 0: race=African-American" \
+        in out.stderr
+    doc = json.loads((tmp_path / "r.json").read_text())
+    _check_schema(doc)
+    assert doc["inputs"]["intervals"] == 200 and doc["inputs"]["ci_method"] == "basic"
+    lf = pfm.load_compas().with_columns(high=pl.col("decile_score") >= 5)
+    want = pfm.audit(lf, y_true="two_year_recid", y_pred="high", by="race",
+                     reference="Caucasian", intervals=200, seed=4, ci_method="basic",
+                     ci_level=0.9)["criteria"]
+    got = pl.DataFrame(doc["sections"]["criteria"]["rows"], schema=want.schema, orient="row")
+    assert_frame_equal(got, want)
+
+
+def test_report_models_prefix_and_errors(capsys: pytest.CaptureFixture[str]) -> None:
+    base = ["report", ADULT, "--y-true", "high_income", "--y-score", "p00", "--threshold",
+            "0.5", "--by", "sex", "--no-progress"]
+    code, out, err = _main(capsys, *base, "--models-prefix", "p", "--format", "json")
+    assert code == 0, err
+    doc = json.loads(out)
+    assert doc["inputs"]["models"] == [f"p{i:02d}" for i in range(15)]
+    rows = pl.DataFrame(doc["sections"]["stability"]["rows"])
+    assert set(rows["metric"]) >= {"label_stability", "jitter"}
+    for extra, message in [(["--models", "p00", "zz"], "'zz'"),
+                           (["--models-prefix", "q"], "no column"),
+                           (["--seed", "3"], "needs --intervals"),
+                           (["--intervals", "0"], "positive"),
+                           (["--intervals", "10", "--ci-level", "2"], "(0, 1)")]:
+        code, _, err = _main(capsys, *base, *extra)
+        assert code == 2 and message in _one_line_error(err), (extra, err)
+
+
+def test_demo_adult_has_stability_section(tmp_path: Path) -> None:
+    out = run("demo", "--dataset", "adult", "--html", "a.html", "--json", "a.json",
+              cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert "Ensemble stability and uncertainty" in out.stdout
+    page = (tmp_path / "a.html").read_text(encoding="utf-8")
+    assert 'id="stability_distribution"' in page and _external_refs(page) == []
+    doc = json.loads((tmp_path / "a.json").read_text())
+    _check_schema(doc)
+    assert doc["inputs"]["y_pred"] == "ensemble_label"
+
+
+def test_properties_subcommand(tmp_path: Path) -> None:
+    out = run("properties", "--n", "12", "--measures", "statistical_parity",
+              "equal_opportunity", "--format", "json", "-o", "p.json",
+              "--summary", "cells.parquet", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    doc = json.loads((tmp_path / "p.json").read_text())
+    assert doc["n"] == 12 and doc["measures"] == ["statistical_parity", "equal_opportunity"]
+    want = properties.measure_properties(12, measures=["statistical_parity",
+                                                           "equal_opportunity"])
+    assert pl.DataFrame(doc["properties"]).select("measure", "property", "holds").rows() == \
+        want.select("measure", "property", "holds").rows()
+    cells = pl.read_parquet(tmp_path / "cells.parquet")
+    assert_frame_equal(cells, properties.cell_summary(
+        12, measures=["statistical_parity", "equal_opportunity"]))
+    term = run("properties", "--n", "12", "--ir", "0.25", "0.5", "0.75", cwd=tmp_path)
+    assert term.returncode == 0 and "Resolution Stability" in term.stdout
+    assert "3/12, 6/12, 9/12" in term.stdout
+    for args, message in [(["--n", "1"], "at least 2"), (["--n", "12", "--ir", "1.5"], "(0, 1)"),
+                          (["--n", "12", "--gr", "0.3"], "not a whole number"),
+                          (["--n", "12", "--measures", "foo"], "unknown measure")]:
+        bad = run("properties", *args, cwd=tmp_path)
+        assert bad.returncode == 2 and message in _one_line_error(bad.stderr), (args, bad.stderr)
+
+
+def test_progress_shows_the_audit_steps() -> None:
+    class Tty(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    loud = Tty()
+    df = pl.DataFrame({"g": ["a", "b"] * 20, "y": [1, 0, 0, 1] * 10, "p": [1, 1, 0, 0] * 10})
+    with cli.progress("auditing", stream=loud) as step:
+        steps: list[str] = []
+
+        def record(text: str) -> None:
+            steps.append(text)
+            step(text)
+
+        pfm.audit(df, y_true="y", y_pred="p", by="g", intervals=20, seed=0, progress=record)
+    assert steps == ["counting", "bootstrap g: 20 resamples"]
+    assert "auditing: done in" in loud.getvalue()

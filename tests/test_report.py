@@ -549,3 +549,159 @@ def test_audit_scans_the_input_once(monkeypatch: pytest.MonkeyPatch, tmp_path: P
     audit(pl.scan_parquet(path), y_true="y", y_pred="p", by=["g", "s"], weight="w",
           reference="rest")
     assert scans == [1]  # one collect reading the file, with one scan in its plan
+
+
+# ---------------------------------------------------------------------------------------------
+# Integrated capabilities: bootstrap intervals and ensemble stability (issue 8)
+# ---------------------------------------------------------------------------------------------
+
+
+def _intervals_of(r: Report, attr: str) -> pl.DataFrame:
+    """The report's intervals of one attribute, in bootstrap_metrics' long format."""
+    keep = pl.col("attribute") == attr
+    parts = [r["metrics"].filter(keep).select(pl.lit("value").alias("statistic"), "group",
+                                              "metric", "ci_low", "ci_high")]
+    d = r["disparities"].filter(keep)
+    for s in ("difference", "ratio"):
+        parts.append(d.select(pl.lit(s).alias("statistic"), "group", "metric",
+                              pl.col(f"{s}_ci_low").alias("ci_low"),
+                              pl.col(f"{s}_ci_high").alias("ci_high")))
+    parts.append(r["criteria"].filter(keep).select(
+        pl.lit("criterion").alias("statistic"), "group", pl.col("criterion").alias("metric"),
+        "ci_low", "ci_high"))
+    b = r["between_groups"].filter(keep)
+    for s in ("difference", "ratio"):
+        parts.append(b.select(pl.lit(f"between_groups_{s}").alias("statistic"),
+                              pl.lit(None, dtype=pl.String).alias("group"), "metric",
+                              pl.col(f"{s}_ci_low").alias("ci_low"),
+                              pl.col(f"{s}_ci_high").alias("ci_high")))
+    return pl.concat(parts, how="vertical")
+
+
+@pytest.mark.parametrize(("method", "reference"),
+                         [("percentile", "a"), ("basic", "rest"), ("bca", "overall")])
+def test_audit_intervals_equal_bootstrap_metrics(method: str, reference: str) -> None:
+    df = _frame(21, n=300)
+    # an integer attribute whose text order differs from its value order ("10" < "2"), with a
+    # null group: the cells are drawn in the value order, as bootstrap_metrics draws them
+    k = pl.Series("k", np.random.default_rng(1).choice([1, 2, 10, -1], size=df.height))
+    df = df.with_columns(k.replace(-1, None))
+    metrics = ["selection_rate", "true_positive_rate", "false_positive_rate", "accuracy"]
+    crit = ["equal_opportunity_difference", "equalized_odds_difference", "disparate_impact"]
+    ref: Any = {"g": "a", "s": "F", "k": 2} if reference == "a" else reference
+    r = audit(df.lazy(), y_true="y", y_pred="p", by=["g", "s", "k"], reference=ref,
+              metrics=metrics, criteria=crit, intervals=150, ci_level=0.9,
+              ci_method=method,  # type: ignore[arg-type]
+              seed=5)
+    assert r.inputs["intervals"] == 150 and r.inputs["ci_method"] == method
+    assert r.notes == []  # no "point estimates only" note
+    for attr in ("g", "s", "k"):
+        attr_ref = ref[attr] if isinstance(ref, dict) else ref
+        own = pfm.bootstrap_metrics(df, y_true="y", y_pred="p", by=attr, metrics=metrics,
+                                    reference=attr_ref, n_resamples=150, seed=5,
+                                    method=method,  # type: ignore[arg-type]
+                                    confidence=0.9, criteria=crit)
+        own = own.select("statistic", pl.col(attr).cast(pl.String).alias("group"), "metric",
+                         pl.col("ci_low").alias("own_low"), pl.col("ci_high").alias("own_high"))
+        # (the report's disparities also hold the criteria's base metrics, e.g. FNR)
+        mine = _intervals_of(r, attr).filter(pl.col("metric").is_in([*metrics, *crit]))
+        joined = mine.join(own, on=["statistic", "group", "metric"], how="inner",
+                           nulls_equal=True)
+        # every statistic of the report has its counterpart in the bootstrap module's result
+        assert joined.height == mine.height > 0
+        for lo, hi, olo, ohi in joined.select("ci_low", "ci_high", "own_low",
+                                              "own_high").iter_rows():
+            assert (lo is None) == (olo is None) and (hi is None) == (ohi is None)
+            if lo is not None:
+                assert lo == pytest.approx(olo, rel=1e-9, abs=1e-12)
+                assert hi == pytest.approx(ohi, rel=1e-9, abs=1e-12)
+
+
+def test_ci_excludes_gate_on_constructed_data() -> None:
+    rng = np.random.default_rng(0)
+    n = 600
+    # group b: the classifier finds far fewer of its positives (TPR 0.3 vs 0.9)
+    g = np.array(["a"] * n + ["b"] * n)
+    y = rng.integers(0, 2, size=2 * n)
+    hit = np.where(g == "a", rng.uniform(size=2 * n) < 0.9, rng.uniform(size=2 * n) < 0.3)
+    p = np.where(y == 1, hit, rng.uniform(size=2 * n) < 0.2).astype(np.int64)
+    unfair = pl.DataFrame({"g": g, "y": y, "p": p})
+    fair = unfair.with_columns(p=pl.col("y"))  # a perfect classifier: every difference is 0
+    gate = "equal_opportunity_difference ci_excludes 0"
+    r = audit(unfair, y_true="y", y_pred="p", by="g", reference="a", intervals=200, seed=1)
+    (res,) = r.check(gate)
+    assert res.failed and res.violations["group"].to_list() == ["b"]
+    r = audit(fair, y_true="y", y_pred="p", by="g", reference="a", intervals=200, seed=1)
+    (res,) = r.check(gate)
+    assert not res.failed and res.n_checked == 1
+    # without intervals the gate is refused, naming the missing capability
+    with pytest.raises(InvalidOptionError, match="confidence intervals"):
+        audit(fair, y_true="y", y_pred="p", by="g", reference="a").check(gate)
+
+
+def test_interval_option_errors() -> None:
+    df = _frame(0)
+    for kwargs, message in [({"intervals": 0}, "positive"), ({"intervals": 10, "ci_level": 1.0},
+                            "ci_level"), ({"intervals": 10, "ci_method": "normal"}, "ci_method"),
+                            ({"intervals": 10, "weight": "w"}, "weighted")]:
+        with pytest.raises(InvalidOptionError, match=message):
+            audit(_frame(0, weighted=True) if "weight" in kwargs else df, y_true="y",
+                  y_pred="p", by="g", **kwargs)
+
+
+def test_intervals_round_trip_json_and_parquet(tmp_path: Path) -> None:
+    df = _frame(22)
+    r = audit(df, y_true="y", y_pred="p", by=["g", "s"], reference="rest", intervals=50, seed=2)
+    doc = json.loads(r.to_json())
+    _check_schema(doc)
+    assert doc["inputs"]["seed"] == 2 and doc["inputs"]["ci_level"] == 0.95
+    for name in r.section_names:
+        s = doc["sections"][name]
+        assert_frame_equal(pl.DataFrame(s["rows"], schema=r[name].schema, orient="row"),
+                           r[name])
+    r.write_parquet(tmp_path / "out")
+    for name in r.section_names:
+        assert_frame_equal(pl.read_parquet(tmp_path / "out" / f"{name}.parquet"), r[name])
+    assert "[" in r.to_terminal()  # value [low, high] cells
+    html = r.to_html(plots=False)
+    assert "bootstrap intervals" in html
+
+
+def _ensemble_frame(seed: int, n: int = 300, m: int = 5) -> pl.DataFrame:
+    rng = np.random.default_rng(seed)
+    base = rng.uniform(size=n)
+    cols = {f"p{j}": np.clip(base + rng.normal(0, 0.15, size=n), 0, 1) for j in range(m)}
+    y = (rng.uniform(size=n) < base).astype(np.int64)
+    return pl.DataFrame({"g": rng.choice(["a", "b"], size=n), "s": rng.choice(["F", "M"], size=n),
+                         "y": y, **cols}).with_columns(
+        p=(pl.mean_horizontal([f"p{j}" for j in range(m)]) >= 0.5).cast(pl.Int64))
+
+
+def test_stability_sections_match_ensemble_module_and_numpy() -> None:
+    df = _ensemble_frame(3)
+    models = [f"p{j}" for j in range(5)]
+    r = audit(df.lazy(), y_true="y", y_pred="p", by=["g", "s"], models=models)
+    assert r.section_names[-2:] == ["stability", "stability_distribution"]
+    assert r.inputs["models"] == models
+    st = r["stability"]
+    own = pfm.ensemble_group_metrics(df, models=models, by="g", confusion_metrics=[])
+    for row in own.iter_rows(named=True):
+        mine = st.filter(attribute="g", group=row["g"], metric=row["metric"])
+        if mine.height:
+            assert mine["value"].item() == pytest.approx(row["value"])
+    # NumPy oracle of label stability and its histogram
+    probs = df.select(models).to_numpy()
+    k = (probs >= 0.5).sum(axis=1)
+    stab = np.abs(2 * k - 5) / 5
+    grp = df["s"].to_numpy()
+    for s in ("F", "M"):
+        got = st.filter(attribute="s", group=s, metric="label_stability")["value"].item()
+        assert got == pytest.approx(stab[grp == s].mean())
+        hist = r["stability_distribution"].filter(attribute="s", group=s).sort("bin_left")
+        expected = np.bincount(np.minimum((stab[grp == s] * 10).astype(int), 9), minlength=10)
+        assert hist["count"].to_list() == expected.tolist()
+        assert hist["share"].sum() == pytest.approx(1.0)
+    html = r.to_html()
+    assert html.count("<svg") >= 2 * 2 + 2  # metric bars and histograms per attribute
+    with pytest.raises(InvalidOptionError, match="absent"):
+        audit(df, y_true="y", y_pred="p", by="g", models=["p0", "nope"])
