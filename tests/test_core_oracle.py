@@ -375,7 +375,7 @@ def test_many_thresholds_use_the_same_rule() -> None:
     rng = np.random.default_rng(8)
     n = 300
     grid = [round(x, 3) for x in np.linspace(0.0, 1.0, 41)]
-    s = rng.choice(grid + [0.0125, 0.5125, 1.0], n)  # ties on and between thresholds
+    s = rng.choice([*grid, 0.0125, 0.5125, 1.0], n)  # ties on and between thresholds
     df = pl.DataFrame({"y": rng.integers(0, 2, n), "s": s})
     swept = pfm.confusion_counts(df, y_true="y", y_score="s", threshold=grid)
     for t in (0.0, 0.025, 0.5, 0.975, 1.0):
