@@ -163,6 +163,9 @@ class Counts:
     fp: pl.Expr
     tn: pl.Expr
     fn: pl.Expr
+    guard: pl.Expr | None = None
+    """Optional input check (row context): every metric of these counts is null-or-raises
+    through it, applied once at the top of the metric's expression."""
 
     @classmethod
     def from_columns(cls, *, weighted: bool = False, prefix: str = "") -> Counts:
@@ -196,8 +199,11 @@ class Counts:
         ``pos_label`` and ``neg_label``; a third value raises :class:`InvalidLabelError` naming
         the column and the value, and negative, NaN or infinite weights raise
         :class:`InvalidWeightError`. The checks run on per-group summaries (native aggregations),
-        so they cost almost nothing. Rows with a null label, prediction or weight are left out
-        (use :func:`~polars_fairmetrics.confusion_counts` to have them counted and reported).
+        so they cost little; they are applied by every metric function (the ``guard`` field),
+        not by the raw ``tp``/``fp``/``tn``/``fn`` expressions. Rows with a null label,
+        prediction or weight are left out (use :func:`~polars_fairmetrics.confusion_counts` to
+        have them counted and reported). On large data, :func:`group_metrics` (one pass to a
+        count table) is several times faster than many row aggregations.
 
         Examples
         --------
@@ -215,16 +221,17 @@ class Counts:
                                                                           neg_p)
         if weight is None:
             def cell(mask: pl.Expr) -> pl.Expr:
-                return pl.when(ok).then((mask & valid).fill_null(False).sum().cast(pl.Int64))
+                return (mask & valid).fill_null(False).sum().cast(pl.Int64)
         else:
             w = _as_expr(weight).cast(pl.Float64)
             ok = ok & _weight_guard(w)
             valid = valid & w.is_not_null()
 
             def cell(mask: pl.Expr) -> pl.Expr:
-                return pl.when(ok).then((w * (mask & valid).fill_null(False)).sum())
+                return (w * (mask & valid).fill_null(False)).sum()
 
-        return cls(tp=cell(yt & yp), fp=cell(~yt & yp), tn=cell(~yt & ~yp), fn=cell(yt & ~yp))
+        return cls(tp=cell(yt & yp), fp=cell(~yt & yp), tn=cell(~yt & ~yp), fn=cell(yt & ~yp),
+                   guard=ok)
 
     @property
     def n(self) -> pl.Expr:
@@ -257,7 +264,10 @@ def _named(func: Callable[[Counts], pl.Expr]) -> Callable[[Counts], pl.Expr]:
 
     @functools.wraps(func)
     def wrapper(c: Counts) -> pl.Expr:
-        return func(c).alias(func.__name__)
+        out = func(c)
+        if c.guard is not None:
+            out = pl.when(c.guard).then(out)
+        return out.alias(func.__name__)
 
     return wrapper
 
