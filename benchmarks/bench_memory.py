@@ -1,0 +1,182 @@
+"""Benchmark: bounded memory — the full report streamed over 2e7 and 2e8 rows.
+
+Generates parquet files in a temporary folder (chunks of 1e7 rows: 4 groups, labels,
+predictions, weights; never committed, deleted afterwards). The small dataset is the first
+``small / chunk`` files of the large one, so both are the same data distribution. Each
+configuration runs in a fresh subprocess, which reports its own peak RSS
+(``resource.getrusage(RUSAGE_SELF).ru_maxrss``) and its wall time:
+
+- floor: ``scan_parquet(files).group_by([group, y, pred]).agg(pl.len(), pl.col(w).sum())``
+  collected on the streaming engine;
+- report: ``group_metrics`` (every metric) + ``disparities`` (named reference) +
+  ``fairness_criteria``, weighted, all groups, as three lazy queries over the same
+  ``scan_parquet`` collected together with ``pl.collect_all(..., engine="streaming")``.
+
+Writes ``docs/benchmarks/memory.md``.
+Run: ``python benchmarks/bench_memory.py [--large 2e8] [--small 2e7] [--chunk 1e7]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+
+def make_data(n: int, chunk: int, folder: Path, seed: int = 0) -> list[Path]:
+    """Write ``n`` rows as parquet files of ``chunk`` rows each; return their paths."""
+    rng = np.random.default_rng(seed)
+    paths = []
+    for i, start in enumerate(range(0, n, chunk)):
+        m = min(chunk, n - start)
+        g = rng.choice(np.arange(4, dtype=np.int8), m, p=[0.4, 0.3, 0.2, 0.1])
+        y = rng.random(m) < 0.3
+        p = np.where(rng.random(m) < 0.8, y, ~y)
+        w = rng.random(m) * 2
+        path = folder / f"part-{i:05d}.parquet"
+        pl.DataFrame(
+            {"group": g, "y": y.astype(np.int8), "pred": p.astype(np.int8), "w": w}
+        ).write_parquet(path, row_group_size=1_000_000)
+        paths.append(path)
+    return paths
+
+
+def child(mode: str, files: list[str]) -> None:
+    """Run one configuration and print a JSON line with seconds and peak RSS (bytes)."""
+    import polars_fairmetrics as pfm
+
+    base_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    lf = pl.scan_parquet(files)
+    t0 = time.perf_counter()
+    if mode == "floor":
+        out = lf.group_by(["group", "y", "pred"]).agg(pl.len(), pl.col("w").sum())
+        res = out.collect(engine="streaming")
+        rows = int(res["len"].sum())
+    else:
+        opts = {"y_true": "y", "y_pred": "pred", "by": "group", "weight": "w"}
+        queries = [
+            pfm.group_metrics(lf, **opts),  # type: ignore[arg-type]
+            pfm.disparities(lf, reference=0, **opts),  # type: ignore[arg-type]
+            pfm.fairness_criteria(lf, reference=0, **opts),  # type: ignore[arg-type]
+        ]
+        results = pl.collect_all(queries, engine="streaming")
+        gm = results[0]
+        rows = int(gm.filter(pl.col("metric") == "accuracy")["n"].sum())
+    seconds = time.perf_counter() - t0
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    print(json.dumps({"mode": mode, "seconds": seconds, "peak_rss": peak,
+                      "base_rss": base_rss, "rows": rows}))
+
+
+def run_child(mode: str, files: list[Path]) -> dict[str, float]:
+    cmd = [sys.executable, __file__, "--child", mode, "--files", *map(str, files)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, check=True)
+    out: dict[str, float] = json.loads(proc.stdout.strip().splitlines()[-1])
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--large", type=float, default=2e8)
+    ap.add_argument("--small", type=float, default=2e7)
+    ap.add_argument("--chunk", type=float, default=1e7)
+    ap.add_argument("--child", choices=["floor", "report"])
+    ap.add_argument("--files", nargs="*")
+    ap.add_argument("--out", default=str(ROOT / "docs" / "benchmarks" / "memory.md"))
+    args = ap.parse_args()
+    if args.child:
+        child(args.child, args.files)
+        return
+    large, small, chunk = int(args.large), int(args.small), int(args.chunk)
+    folder = Path(tempfile.mkdtemp(prefix="pfm_bench_memory_"))
+    try:
+        t0 = time.perf_counter()
+        files = make_data(large, chunk, folder)
+        gen_s = time.perf_counter() - t0
+        size_gb = sum(f.stat().st_size for f in files) / 1e9
+        print(f"generated {large:,} rows in {len(files)} files ({size_gb:.2f} GB) in {gen_s:.0f} s",
+              flush=True)
+        configs = {"small": (small, files[: max(1, small // chunk)]), "large": (large, files)}
+        results: dict[str, dict[str, dict[str, float]]] = {}
+        for name, (n, fs) in configs.items():
+            results[name] = {}
+            for mode in ("floor", "report"):
+                r = run_child(mode, fs)
+                assert r["rows"] == n, (name, mode, r["rows"], n)
+                results[name][mode] = r
+                print(name, mode, r, flush=True)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    write_doc(Path(args.out), results, configs_rows={k: v[0] for k, v in configs.items()},
+              size_gb=size_gb, gen_s=gen_s, chunk=chunk, argv=sys.argv[1:])
+
+
+def write_doc(path: Path, results: dict[str, dict[str, dict[str, float]]],
+              configs_rows: dict[str, int], size_gb: float, gen_s: float, chunk: int,
+              argv: list[str]) -> None:
+    mib = 1024 * 1024
+    lines = [
+        f"# Bounded memory: the full report streamed over {configs_rows['small']:.0e} and "
+        f"{configs_rows['large']:.0e} rows",
+        "",
+        f"Command: `python benchmarks/bench_memory.py {' '.join(argv)}`".rstrip() + "  ",
+        f"Machine: {platform.machine()}, Python {platform.python_version()}, "
+        f"polars {pl.__version__}, 2 cores shared with five other engineers' work during the "
+        "run (times are single runs, indicative only).",
+        "",
+        f"Data: {configs_rows['large']:,} rows generated in chunks of {chunk:.0e} rows into a "
+        "temporary "
+        f"folder ({size_gb:.2f} GB of parquet, {gen_s:.0f} s to generate, deleted afterwards); "
+        "columns `group` (Int8, 4 groups), `y`, `pred` (Int8 0/1), `w` (Float64). The "
+        f"{configs_rows['small']:,}-row dataset is the first files of the same data.",
+        "",
+        "*report* = `group_metrics` (all 17 metrics) + `disparities` (reference group 0) + "
+        "`fairness_criteria`, weighted, as three lazy queries over one `scan_parquet`, collected "
+        "by `pl.collect_all(..., engine=\"streaming\")`. *floor* = "
+        "`scan_parquet(...).group_by([group, y, pred]).agg(pl.len(), pl.col(w).sum())` on the "
+        "streaming engine. Each configuration runs in a fresh subprocess, which reports its own "
+        "peak RSS (`getrusage(RUSAGE_SELF).ru_maxrss`, including the interpreter, polars and the "
+        "package: *baseline* is that figure right after the imports).",
+        "",
+        "| rows | mode | seconds | peak RSS (MiB) | baseline RSS (MiB) | time / floor |",
+        "|---:|---|---:|---:|---:|---:|",
+    ]
+    for name in ("small", "large"):
+        floor_s = results[name]["floor"]["seconds"]
+        for mode in ("floor", "report"):
+            r = results[name][mode]
+            lines.append(
+                f"| {configs_rows[name]:,} | {mode} | {r['seconds']:.2f} | "
+                f"{r['peak_rss'] / mib:.0f} | {r['base_rss'] / mib:.0f} | "
+                f"{r['seconds'] / floor_s:.2f} |"
+            )
+    rep_ratio = results["large"]["report"]["peak_rss"] / results["small"]["report"]["peak_rss"]
+    floor_ratio = results["large"]["floor"]["peak_rss"] / results["small"]["floor"]["peak_rss"]
+    verdict = "within" if rep_ratio <= 1.2 else "NOT within"
+    lines += [
+        "",
+        f"Peak memory of the report, {configs_rows['large']:,} rows / {configs_rows['small']:,} "
+        f"rows: **{rep_ratio:.2f}×** ({verdict} the 1.2× target); of the floor: "
+        f"{floor_ratio:.2f}×.",
+        "",
+    ]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(lines), encoding="utf-8")
+    print(path.read_text(encoding="utf-8"))
+
+
+if __name__ == "__main__":
+    main()
