@@ -368,14 +368,26 @@ NULL_RATES = (0.0, 0.0, 0.0, 0.1, 0.4)
 
 
 @dataclass
+class Structure:
+    """What a batch of random frames has in common: columns, dtypes and options."""
+
+    n_keys: int
+    n_groups: int
+    label_kind: str
+    use_score: bool
+    weighted: bool
+    thresholds: list[float] | None
+
+
+@dataclass
 class Case:
-    """A random frame, how to count it (package options and reference spec) and a reference."""
+    """A random frame, how to count it (package options and reference spec)."""
 
     frame: pl.DataFrame
     spec: Spec
     options: dict[str, Any]
     by: list[str] | None
-    named: Any  # a present group to use as reference (None when no group is present)
+    present: list[Any]  # groups usable as a named reference (single key: non-null values)
     weighted: bool
 
     def rows(self) -> list[dict[str, Any]]:
@@ -391,84 +403,103 @@ def _with_nulls(values: list[Any], rng: np.random.Generator, rate: float) -> lis
 
 
 @st.composite
-def cases(draw: st.DrawFn, max_rows: int = 60, scores: bool = True,
-          weights: bool = True) -> Case:
-    """A small random frame: 0-``max_rows`` rows, 0-2 key columns (1-4 groups), nulls anywhere,
-    int/Boolean/text labels, labels or scores with 1-3 thresholds, weights incl. zeros."""
-    n = draw(st.integers(0, max_rows))
-    n_keys = draw(st.sampled_from([0, 1, 1, 2]))
-    n_groups = draw(st.integers(1, 4))
-    label_kind = draw(st.sampled_from(["int", "bool", "str"]))
+def structures(draw: st.DrawFn, scores: bool = True, weights: bool = True) -> Structure:
+    """0-2 key columns (1-4 groups), int/Boolean/text labels, labels or scores with 1-3
+    thresholds, weighted or not."""
     use_score = scores and draw(st.booleans())
-    weighted = weights and draw(st.booleans())
-    p_y = draw(st.lists(st.sampled_from(PROBS), min_size=n_groups, max_size=n_groups))
-    p_pred = draw(st.lists(st.sampled_from(PROBS), min_size=n_groups, max_size=n_groups))
+    thresholds = None
+    if use_score:
+        k = draw(st.integers(1, 3))
+        thresholds = [t / 10 for t in draw(st.lists(st.integers(0, 10), min_size=k, max_size=k,
+                                                    unique=True))]
+    return Structure(
+        n_keys=draw(st.sampled_from([0, 1, 1, 2])),
+        n_groups=draw(st.integers(1, 4)),
+        label_kind=draw(st.sampled_from(["int", "bool", "str"])),
+        use_score=use_score,
+        weighted=weights and draw(st.booleans()),
+        thresholds=thresholds,
+    )
+
+
+@st.composite
+def frames_of(draw: st.DrawFn, s: Structure, max_rows: int = 60) -> Case:
+    """A small random frame of structure ``s``: 0-``max_rows`` rows, per-group class and
+    prediction rates from {0, 0.1, 0.5, 0.9, 1} (groups without positives, nothing predicted
+    positive, single class), nulls anywhere, weights with zeros."""
+    n = draw(st.integers(0, max_rows))
+    p_y = draw(st.lists(st.sampled_from(PROBS), min_size=s.n_groups, max_size=s.n_groups))
+    p_pred = draw(st.lists(st.sampled_from(PROBS), min_size=s.n_groups, max_size=s.n_groups))
     null_y, null_p, null_w, null_g = (draw(st.sampled_from(NULL_RATES)) for _ in range(4))
     zero_w = draw(st.sampled_from([0.0, 0.0, 0.3, 1.0]))
+    uniform_w = draw(st.booleans())
     seed = draw(st.integers(0, 2**32 - 1))
     rng = np.random.default_rng(seed)
 
-    gi = rng.integers(0, n_groups, n)
+    gi = rng.integers(0, s.n_groups, n)
     y = rng.random(n) < np.array(p_y)[gi]
     pr = rng.random(n) < np.array(p_pred)[gi]
     cols: dict[str, pl.Series] = {}
-    keys: list[str] = list(KEY_COLUMNS[:n_keys])
-    if n_keys >= 1:
+    keys: list[str] = list(KEY_COLUMNS[: s.n_keys])
+    if s.n_keys >= 1:
         cols["g"] = pl.Series("g", _with_nulls([f"g{i}" for i in gi], rng, null_g),
                               dtype=pl.String)
-    if n_keys == 2:
+    if s.n_keys == 2:
         cols["h"] = pl.Series("h", _with_nulls([int(v) for v in rng.integers(1, 3, n)], rng,
                                                null_g), dtype=pl.Int64)
 
     def labels(values: np.ndarray, rate: float, name: str) -> pl.Series:
-        if label_kind == "bool":
+        if s.label_kind == "bool":
             return pl.Series(name, _with_nulls([bool(v) for v in values], rng, rate),
                              dtype=pl.Boolean)
-        if label_kind == "str":
+        if s.label_kind == "str":
             return pl.Series(name, _with_nulls(["yes" if v else "no" for v in values], rng,
                                                rate), dtype=pl.String)
         return pl.Series(name, _with_nulls([int(v) for v in values], rng, rate), dtype=pl.Int64)
 
     cols["y"] = labels(y, null_y, "y")
     options: dict[str, Any] = {"y_true": "y"}
-    pos_label: Any = "yes" if label_kind == "str" else None
+    pos_label: Any = "yes" if s.label_kind == "str" else None
     if pos_label is not None:
         options["pos_label"] = pos_label
-    thresholds: list[float] | None = None
-    if use_score:
+    if s.use_score:
         # scores on a 0.1 grid (ties, and scores equal to a threshold), shifted by the prediction
         grid = np.where(pr, rng.integers(5, 11, n), rng.integers(0, 6, n)) / 10
         cols["s"] = pl.Series("s", _with_nulls([float(v) for v in grid], rng, null_p),
                               dtype=pl.Float64)
-        k = draw(st.integers(1, 3))
-        thresholds = draw(st.lists(st.integers(0, 10), min_size=k, max_size=k, unique=True))
-        thresholds = [t / 10 for t in thresholds]
-        options.update(y_score="s", threshold=thresholds)
+        options.update(y_score="s", threshold=s.thresholds)
     else:
         cols["p"] = labels(pr, null_p, "p")
         options["y_pred"] = "p"
-    if weighted:
-        if draw(st.booleans()):
-            w = rng.choice([0.5, 1.0, 2.5, 7.0], n)
-        else:
-            w = rng.uniform(0.01, 100.0, n)
+    if s.weighted:
+        w = rng.uniform(0.01, 100.0, n) if uniform_w else rng.choice([0.5, 1.0, 2.5, 7.0], n)
         w = np.where(rng.random(n) < zero_w, 0.0, w)
         cols["w"] = pl.Series("w", _with_nulls([float(v) for v in w], rng, null_w),
                               dtype=pl.Float64)
         options["weight"] = "w"
     frame = pl.DataFrame(list(cols.values()))
-    spec = Spec(y_true="y", keys=keys, y_pred=None if use_score else "p",
-                y_score="s" if use_score else None, thresholds=thresholds,
-                weight="w" if weighted else None, pos_label=pos_label)
+    spec = Spec(y_true="y", keys=keys, y_pred=None if s.use_score else "p",
+                y_score="s" if s.use_score else None, thresholds=s.thresholds,
+                weight="w" if s.weighted else None, pos_label=pos_label)
     present = sorted({tuple(r[k] for k in keys) for r in frame.select(keys).to_dicts()},
                      key=repr) if keys else []
-    if n_keys == 1:
-        present = [k for k in present if k[0] is not None]
-    named: Any = None
-    if present:
-        pick = present[draw(st.integers(0, len(present) - 1))]
-        named = pick[0] if n_keys == 1 else pick
-    return Case(frame, spec, options, keys or None, named, weighted)
+    if s.n_keys == 1:
+        present = [k[0] for k in present if k[0] is not None]
+    return Case(frame, spec, options, keys or None, present, s.weighted)
+
+
+@st.composite
+def cases(draw: st.DrawFn, max_rows: int = 60, scores: bool = True,
+          weights: bool = True) -> Case:
+    """One random frame (see :func:`structures` and :func:`frames_of`)."""
+    return draw(frames_of(draw(structures(scores=scores, weights=weights)), max_rows))
+
+
+@st.composite
+def batches(draw: st.DrawFn, size: int, max_rows: int = 60) -> list[Case]:
+    """``size`` random frames of one structure (checked together, as partitions)."""
+    s = draw(structures())
+    return [draw(frames_of(s, max_rows)) for _ in range(size)]
 
 
 def group_label(key: Key) -> str | None:
