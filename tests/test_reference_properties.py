@@ -49,7 +49,7 @@ from polars_fairmetrics import metrics as pfm_metrics
 
 FRAMES = settings().max_examples
 """Frames per test, from the active hypothesis profile (``ci``: 10,000)."""
-BATCH = 25
+BATCH = 40
 """Frames checked together (as ``replicate`` partitions) per example of the batched test."""
 Draw = Callable[[st.SearchStrategy[Any]], Any]
 
@@ -359,7 +359,7 @@ def _run_checks(b: Batch, draw: Draw) -> None:
 
 
 @given(case=cases(), data=st.data())
-@settings(max_examples=max(50, FRAMES // 20))
+@settings(max_examples=max(50, FRAMES // 40))
 def test_one_frame_matches_reference(case: Case, data: st.DataObject) -> None:
     """One frame at a time, through rows or count tables, both engines (shrinks best)."""
     _run_checks(Batch([case]), data.draw)
