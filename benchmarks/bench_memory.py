@@ -238,7 +238,7 @@ def write_doc(path: Path, results: dict[str, dict[str, dict[str, float]]],
         "",
         "Reading: the peak does not grow with the row count — ten times the rows (and files) "
         f"move every median peak by at most {moved:.0f} MiB (the data is 1.6 GB of parquet, "
-        f"{configs_rows['large'] * 19 / mib:,.0f} MiB in memory), and the report's peak is at "
+        f"{configs_rows['large'] * 11 / mib:,.0f} MiB in memory), and the report's peak is at "
         f"most {worst:.2f}× "
         "the floor's at the same size. The run-to-run spread of the peaks (see the range "
         "column) is of the same order as the differences between sizes: it comes from the "
