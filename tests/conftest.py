@@ -2,7 +2,8 @@
 
 - ``default`` (local runs): fast, a few hundred random frames in total;
 - ``ci``: at least 10,000 random frames through the reference comparison
-  (``test_reference_properties.py``), a few minutes on 2 cores.
+  (``test_reference_properties.py``: 250 examples of 40 stacked frames, plus 250 single frames)
+  and 40 examples per invariance test; a few minutes of CPU on 2 cores.
 
 Select with the environment variable ``HYPOTHESIS_PROFILE`` (``HYPOTHESIS_PROFILE=ci pytest``).
 Tests that set ``max_examples`` themselves keep it; the property tests of this project scale theirs
