@@ -507,3 +507,30 @@ def group_label(key: Key) -> str | None:
     if len(key) == 1:
         return None if key[0] is None else str(key[0])
     return " & ".join("null" if v is None else str(v) for v in key)
+
+
+def ref_roc_auc(rows: Sequence[dict[str, Any]], spec: Spec) -> dict[Key, float | None]:
+    """ROC AUC per group as the Mann-Whitney probability (independent of any curve): the
+    weighted share of (positive, negative) pairs ranked correctly, ties counting one half.
+    ``None`` when a group has no positive or no negative weight."""
+    by_group: dict[Key, list[tuple[bool, float, float]]] = {}
+    for row in rows:
+        y, s = row[spec.y_true], row[spec.y_score or ""]
+        w = row[spec.weight] if spec.weight is not None else 1.0
+        key = tuple(row[k] for k in spec.keys)
+        by_group.setdefault(key, [])
+        if y is None or s is None or w is None:
+            continue
+        by_group[key].append((_positive(y, spec.pos_label), s, w))
+    out: dict[Key, float | None] = {}
+    for key, items in by_group.items():
+        pos = [(s, w) for p, s, w in items if p]
+        neg = [(s, w) for p, s, w in items if not p]
+        wp, wn = sum(w for _, w in pos), sum(w for _, w in neg)
+        if wp == 0 or wn == 0:
+            out[key] = None
+            continue
+        num = sum(wi * wj * (1.0 if si > sj else 0.5 if si == sj else 0.0)
+                  for si, wi in pos for sj, wj in neg)
+        out[key] = num / (wp * wn)
+    return out

@@ -17,6 +17,8 @@ The number of frames comes from the hypothesis profile (``tests/conftest.py``):
 
 from __future__ import annotations
 
+import importlib
+import importlib.util
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -42,6 +44,7 @@ from reference import (
     ref_criteria,
     ref_disparities,
     ref_metric,
+    ref_roc_auc,
 )
 
 import polars_fairmetrics as pfm
@@ -336,6 +339,32 @@ def check_separately(b: Batch, draw: Draw) -> None:
             assert (row["tp"], row["fp"], row["tn"], row["fn"]) == matches[0].quad(False)
 
 
+def _merged(module: str) -> Any:
+    """A capability module merged after this branch, or None while it is absent."""
+    name = f"polars_fairmetrics.{module}"
+    return importlib.import_module(name) if importlib.util.find_spec(name) else None
+
+
+def check_curve_summaries(b: Batch, draw: Draw) -> None:
+    """ROC AUC per group (exact curve) = the Mann-Whitney pair probability of the reference."""
+    curves = _merged("curves")
+    if curves is None or b.first.spec.y_score is None:
+        return
+    opts = {k: v for k, v in b.options.items() if k != "threshold"}
+    out = curves.curve_summaries(b.frame, by=b.count_by, summaries="roc_auc", **opts)
+    want: dict[Key, float | None] = {}
+    for i, c in enumerate(b.cases):
+        for k, v in ref_roc_auc(c.rows(), c.spec).items():
+            want[(i, *k) if b.batched else k] = v
+    seen = set()
+    for row in out.iter_rows(named=True):
+        k = b.key(row)
+        seen.add(k)
+        assert close(row["roc_auc"], want.get(k)), (row, want.get(k))  # no rows: null
+    # a group whose rows are all null may be left out; its AUC is undefined anyway
+    assert all(want[k] is None for k in set(want) - seen)
+
+
 CHECKS: dict[str, Callable[[Batch, Draw], None]] = {
     "counts": check_counts,
     "metrics": check_metrics,
@@ -344,6 +373,7 @@ CHECKS: dict[str, Callable[[Batch, Draw], None]] = {
     "fairness_criteria": check_criteria,
     "expression_context": check_expression_context,
     "separately": check_separately,
+    "curve_summaries": check_curve_summaries,  # runs once curves is merged
 }
 """Capability → check. Add one line per capability merged later (weights, curves, …)."""
 
