@@ -4,8 +4,9 @@ Every random frame (0-60 rows, 0-2 key columns with 1-4 groups, nulls in keys / 
 predictions / scores / weights, int / Boolean / text labels, label predictions or scores with 1-3
 thresholds, weights with zeros) goes through counts, every metric, disparities against the
 overall population, the rest and a named group, the between-groups summary and the named
-criteria, and each number is compared with the reference. Rows are reconciled in every count
-(``n + n_null`` = input rows).
+criteria (and, once ``curves`` is merged, the ROC AUC of ``curve_summaries`` against the
+Mann-Whitney pair probability), and each number is compared with the reference. Rows are
+reconciled in every count (``n + n_null`` = input rows).
 
 Registry-driven: :data:`CHECKS` maps a capability to a function ``(case, draw) -> None``; the main
 test runs every check on every frame. A capability merged later (weights, curves, bootstrap,
