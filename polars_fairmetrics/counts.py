@@ -455,7 +455,23 @@ def combine_counts(tables: Sequence[FrameT], *, keys: ColumnNames | None = None)
     """
     if not tables:
         raise InvalidOptionError("combine_counts needs at least one table")
-    columns = list(schema_of(tables[0]).names())
+    schema = schema_of(tables[0])
+    columns = list(schema.names())
+    for i, t in enumerate(tables[1:], start=1):
+        other = schema_of(t)
+        if list(other.names()) != columns:
+            diff = sorted(set(columns) ^ set(other.names())) or ["(column order)"]
+            raise InvalidOptionError(
+                f"combine_counts: table {i} has columns {list(other.names())!r}, table 0 has "
+                f"{columns!r} (differing: {', '.join(diff)}); count every part with the same "
+                "options"
+            )
+        for c in columns:
+            if other[c] != schema[c]:
+                raise InvalidOptionError(
+                    f"combine_counts: column {c!r} is {other[c]} in table {i} but {schema[c]} "
+                    "in table 0"
+                )
     key_cols = as_list(keys) if keys is not None else [c for c in columns
                                                        if c not in count_columns(columns)]
     sums = [c for c in columns if c not in key_cols]

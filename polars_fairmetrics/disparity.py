@@ -304,7 +304,8 @@ def between_groups(
 
     For each metric (and partition): ``max``, ``min``, ``difference = max − min``,
     ``ratio = min / max`` (null when ``max`` is 0), the ``worst_group`` and ``best_group`` by the
-    metric's direction (null for metrics with no better direction), ``n_groups`` and
+    metric's direction (null for metrics with no better direction, and when every group is
+    undefined), ``n_groups`` and
     ``n_undefined`` (groups whose value is null; they are left out of the summary).
     fairlearn calls these ``difference(method="between_groups")`` and ``ratio(...)``.
 
@@ -341,6 +342,7 @@ def between_groups(
         {m: s.higher_is_better for m, s in METRICS.items()}, return_dtype=pl.Boolean
     )
     v = pl.col("value")
+    any_defined = v.is_not_null().any()
     out = (
         long.with_columns(label.alias("_pfm_label"), direction.alias("_pfm_hib"))
         .group_by([*partitions, "metric"])
@@ -349,12 +351,16 @@ def between_groups(
             v.min().alias("min"),
             (v.max() - v.min()).alias("difference"),
             safe_div(v.min(), v.max()).alias("ratio"),
-            pl.when(pl.col("_pfm_hib").first())
+            pl.when(any_defined.not_())  # every group undefined: no worst, no best
+            .then(pl.lit(None, dtype=pl.String))
+            .when(pl.col("_pfm_hib").first())
             .then(pl.col("_pfm_label").sort_by(v, nulls_last=True).first())
             .when(pl.col("_pfm_hib").first().not_())
             .then(pl.col("_pfm_label").sort_by(v, descending=True, nulls_last=True).first())
             .alias("worst_group"),
-            pl.when(pl.col("_pfm_hib").first())
+            pl.when(any_defined.not_())
+            .then(pl.lit(None, dtype=pl.String))
+            .when(pl.col("_pfm_hib").first())
             .then(pl.col("_pfm_label").sort_by(v, descending=True, nulls_last=True).first())
             .when(pl.col("_pfm_hib").first().not_())
             .then(pl.col("_pfm_label").sort_by(v, nulls_last=True).first())

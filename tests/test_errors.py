@@ -1,0 +1,593 @@
+"""The bad-input catalog: one test per entry, and ``docs/errors.md`` generated from it.
+
+Each :class:`Entry` is one kind of bad or awkward input with what the package does about it:
+either an error (its class, a message naming the column and the offending value, and *when* it
+is raised: when the query is built, or when it runs), or a documented result (typically a null
+with its reason), checked by a function. Errors are checked on a DataFrame and on a LazyFrame
+(build-time errors raise from the call; run-time errors from ``collect`` on both engines);
+documented results on both engines too, and every count table they produce reconciles
+(counted + null rows = input rows).
+
+To add a capability's entries after it is merged (M = 1 ensemble, bootstrap B = 0, …), append
+``Entry(...)`` lines to :data:`CATALOG` and regenerate the page:
+``PYTHONPATH=. python tests/test_errors.py`` (``test_errors_page_is_current`` checks it).
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import math
+import re
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+import pytest
+
+import polars_fairmetrics as pfm
+from polars_fairmetrics.exceptions import (
+    ColumnNotFoundError,
+    FairMetricsError,
+    InvalidDtypeError,
+    InvalidLabelError,
+    InvalidOptionError,
+    InvalidScoreError,
+    InvalidThresholdError,
+    InvalidWeightError,
+    ReferenceGroupError,
+)
+
+ROOT = Path(__file__).resolve().parents[1]
+PAGE = ROOT / "docs" / "errors.md"
+
+Frame = pl.DataFrame | pl.LazyFrame
+
+
+def base(**columns: Any) -> pl.DataFrame:
+    """Five rows, three groups; ``columns`` replace or add columns (lists of five values)."""
+    df = pl.DataFrame({
+        "g": ["a", "a", "b", "b", "c"],
+        "y": [1, 0, 1, 0, 1],
+        "p": [1, 0, 0, 1, 1],
+        "w": [1.0, 2.0, 1.0, 0.5, 3.0],
+        "s": [0.9, 0.2, 0.4, 0.7, 0.6],
+    })
+    return df.with_columns([pl.Series(k, v) if isinstance(v, list) else v.alias(k)
+                            for k, v in columns.items()])
+
+
+def counts(data: Frame, **options: Any) -> Frame:
+    return pfm.confusion_counts(data, **{"y_true": "y", "y_pred": "p", "by": "g", **options})
+
+
+def scores(data: Frame, **options: Any) -> Frame:
+    return pfm.confusion_counts(data, **{"y_true": "y", "y_score": "s", "threshold": 0.5,
+                                         "by": "g", **options})
+
+
+def metrics(data: Frame, **options: Any) -> Frame:
+    return pfm.group_metrics(data, **{"y_true": "y", "y_pred": "p", "by": "g", **options})
+
+
+def reconciles(table: pl.DataFrame, n_rows: int) -> None:
+    """Rows are never lost: counted + null rows = input rows (per threshold)."""
+    parts = table.partition_by("threshold") if "threshold" in table.columns else [table]
+    for part in parts:
+        assert int(part["n"].sum()) + int(part["n_null"].sum()) == n_rows
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One kind of bad or awkward input."""
+
+    id: str
+    input: str
+    does: str
+    frame: pl.DataFrame
+    call: Callable[[Frame], Any]
+    raises: type[FairMetricsError] | None = None
+    match: str | None = None
+    when: str = "run"  # "build" (the call raises) or "run" (collect raises)
+    check: Callable[[pl.DataFrame], None] | None = None
+    requires: str | None = None  # module of a capability merged later: skipped until it is
+
+
+def _mod(name: str) -> Any:
+    return importlib.import_module(f"polars_fairmetrics.{name}")
+
+
+def _value(table: pl.DataFrame, metric: str, **keys: Any) -> Any:
+    rows = table.filter(pl.col("metric") == metric)
+    for k, v in keys.items():
+        rows = rows.filter(pl.col(k).is_null() if v is None else pl.col(k) == v)
+    assert rows.height == 1
+    return rows["value"].item()
+
+
+# --- documented (non-error) outcomes -----------------------------------------------------------
+
+
+def _labels_all_null(t: pl.DataFrame) -> None:
+    reconciles(t, 5)
+    assert t["n"].to_list() == [0, 0, 0] and t["n_null_y_true"].sum() == 5
+
+
+def _null_group(t: pl.DataFrame) -> None:
+    reconciles(t, 5)
+    assert t["g"].to_list() == ["a", "b", None] and t["n"].to_list() == [2, 2, 1]
+
+
+def _null_label(t: pl.DataFrame) -> None:
+    reconciles(t, 5)
+    assert t["n_null_y_true"].to_list() == [1, 0, 0] and t["n"].to_list() == [1, 2, 1]
+
+
+def _null_pred(t: pl.DataFrame) -> None:
+    reconciles(t, 5)
+    assert t["n_null_y_pred"].to_list() == [0, 1, 0] and t["n_null"].to_list() == [0, 1, 0]
+
+
+def _null_weight(t: pl.DataFrame) -> None:
+    reconciles(t, 5)
+    assert t["n_null_weight"].to_list() == [1, 0, 0]
+    assert t["n_w"].to_list() == [1.0, 1.5, 3.0]
+
+
+def _zero_sum(t: pl.DataFrame) -> None:
+    assert t.filter(pl.col("g") == "a")["value"].to_list() == [None]
+    assert t.filter(pl.col("g") == "b")["value"].to_list() == [0.0]
+
+
+def _all_zero(t: pl.DataFrame) -> None:
+    assert t["value"].to_list() == [None, None, None]
+    assert t["n"].to_list() == [2, 2, 1]
+
+
+def _empty(t: pl.DataFrame) -> None:
+    assert t.height == 0 and "tp" in t.columns
+
+
+def _empty_group(t: pl.DataFrame) -> None:
+    assert t["g"].to_list() == ["a", "b", "c"]  # category "d" has no rows: no row
+
+
+def _group_all_null_rows(t: pl.DataFrame) -> None:
+    assert _value(t, "accuracy", g="a") is None
+    assert _value(t, "accuracy", g="b") == 0.0
+
+
+def _single_class(t: pl.DataFrame) -> None:
+    assert _value(t, "true_positive_rate", g="c") == 1.0
+    assert _value(t, "false_positive_rate", g="c") is None
+    assert _value(t, "matthews_corrcoef", g="c") is None
+    for v in t["value"].to_list():
+        assert v is None or not math.isnan(v)
+
+
+def _no_predicted_positive(t: pl.DataFrame) -> None:
+    assert _value(t, "positive_predictive_value", g="a") is None
+    assert _value(t, "selection_rate", g="a") == 0.0
+
+
+def _group_column_null(t: pl.DataFrame) -> None:
+    reconciles(t, 5)
+    assert t["g"].to_list() == [None] and t["n"].to_list() == [5]
+
+
+def _unsorted_thresholds(t: pl.DataFrame) -> None:
+    assert t["threshold"].to_list() == [0.2, 0.7]
+    reconciles(t, 5)
+
+
+def _score_at_threshold(t: pl.DataFrame) -> None:
+    assert t.filter(pl.col("g") == "a")["tp"].item() == 1  # score 0.9 >= 0.9
+
+
+def _zero_reference(t: pl.DataFrame) -> None:
+    a = t.filter(pl.col("g") == "a")
+    assert a["reference_value"].item() == 0.0 and a["ratio"].item() is None
+    assert a["difference"].item() == 0.5
+
+
+def _between_all_undefined(t: pl.DataFrame) -> None:
+    assert t["n_undefined"].item() == 3 and t["worst_group"].item() is None
+    assert t["difference"].item() is None
+
+
+def _ref_undefined(t: pl.DataFrame) -> None:
+    b = t.filter(pl.col("g") == "b")
+    assert b["reference_value"].item() is None and b["difference"].item() is None
+
+
+def _single_model(t: pl.DataFrame) -> None:
+    assert t["n_models"].to_list() == [1] * 5
+    assert t["jitter"].null_count() == 5 and t["std_probability"].null_count() == 5
+    assert t["label_stability"].to_list() == [1.0] * 5
+
+
+def _tpr_stat(c: pl.DataFrame) -> pl.DataFrame:
+    return pfm.metrics_from_counts(c, metrics="tpr", long=True)
+
+
+def _one_group_rest(t: pl.DataFrame) -> None:
+    assert t["reference_value"].to_list() == [None] and t["difference"].to_list() == [None]
+
+
+CATALOG: list[Entry] = [
+    # --- schema: raised when the query is built -----------------------------------------------
+    Entry("missing_column", "a named column is not in the frame (`y_true=\"label\"`)",
+          "error naming the column, its role and the columns available",
+          base(), lambda d: counts(d, y_true="label"), ColumnNotFoundError,
+          r"column 'label' \(y_true\) not found; available columns: 'g', 'y'", "build"),
+    Entry("missing_group_column", "a `by=` column is not in the frame",
+          "error naming the group column", base(), lambda d: counts(d, by="sex"),
+          ColumnNotFoundError, r"column 'sex' \(group\) not found", "build"),
+    Entry("wrong_dtype_weight", "a text weight column", "error naming the column and its dtype",
+          base(w=["1", "2", "1", "1", "1"]), lambda d: counts(d, weight="w"), InvalidDtypeError,
+          r"column 'w' \(weight\) has dtype String, expected a numeric dtype", "build"),
+    Entry("wrong_dtype_boolean_weight", "a Boolean weight column",
+          "error naming the column and its dtype (Booleans are not weights)",
+          base(w=[True] * 5), lambda d: counts(d, weight="w"), InvalidDtypeError,
+          r"column 'w' \(weight\) has dtype Boolean", "build"),
+    Entry("wrong_dtype_label", "a Date label column", "error naming the column and its dtype",
+          base(y=pl.date(2020, 1, 1)), counts, InvalidDtypeError,
+          r"column 'y' \(y_true\) has dtype Date, expected Boolean, numeric", "build"),
+    Entry("wrong_dtype_score", "a text score column", "error naming the column and its dtype",
+          base(s=["0.1"] * 5), scores, InvalidDtypeError,
+          r"column 's' \(y_score\) has dtype String", "build"),
+    Entry("labels_null_dtype", "a label column of dtype Null (every value null, no type)",
+          "error naming the column and its dtype (cast it to the label type to have the rows "
+          "counted as null rows)", base(y=pl.lit(None)), counts, InvalidDtypeError,
+          r"column 'y' \(y_true\) has dtype Null", "build"),
+    Entry("text_labels_without_pos_label", "text labels without `pos_label=`",
+          "error naming the column: which class is positive cannot be guessed",
+          base(y=["yes", "no", "yes", "no", "yes"]), counts, InvalidOptionError,
+          r"column 'y' \(y_true\) holds text labels; pass pos_label=", "build"),
+    Entry("group_column_reserved_name", "a group column named like an output column (`n`)",
+          "error naming the column", base().rename({"g": "n"}), lambda d: counts(d, by="n"),
+          InvalidOptionError, r"group column 'n' collides with an output column name", "build"),
+    Entry("group_column_twice", "the same group column twice in `by=`", "error naming it",
+          base(), lambda d: counts(d, by=["g", "g"]), InvalidOptionError,
+          r"a column is named twice in \['g', 'g'\]", "build"),
+    Entry("not_a_polars_frame", "a pandas DataFrame", "error naming the type received",
+          base(), lambda d: counts(d.to_pandas() if isinstance(d, pl.DataFrame)
+                                   else d.collect().to_pandas()),
+          InvalidOptionError, r"expected a polars DataFrame or LazyFrame, got DataFrame",
+          "build"),
+    # --- values: raised when the query runs, from the one scan's summary ------------------------
+    Entry("third_label_value", "three label values (0, 1, 2)",
+          "error naming the column and the value", base(y=[1, 0, 2, 0, 1]), counts,
+          InvalidLabelError, r"column 'y' \(y_true\) has a value 2 that is neither the positive "
+          r"label 1 nor the negative label 0"),
+    Entry("third_prediction_value", "a prediction outside {0, 1} (-1)",
+          "error naming the column and the value", base(p=[1, 0, -1, 0, 1]), counts,
+          InvalidLabelError, r"column 'p' \(y_pred\) has a value -1"),
+    Entry("fractional_label", "a float label 0.5", "error naming the column and the value",
+          base(y=[1.0, 0.5, 0.0, 1.0, 0.0]), counts, InvalidLabelError,
+          r"column 'y' \(y_true\) has a value 0.5"),
+    Entry("nan_label", "a NaN float label", "error naming the column and the value",
+          base(y=[1.0, math.nan, 0.0, 1.0, 0.0]), counts, InvalidLabelError,
+          r"column 'y' \(y_true\) has a value nan"),
+    Entry("three_text_classes", "text labels with three classes and only `pos_label=`",
+          "error naming the column and two non-positive values",
+          base(y=["x", "y", "z", "x", "x"], p=["x", "y", "y", "x", "x"]),
+          lambda d: counts(d, pos_label="x"), InvalidLabelError,
+          r"column 'y' \(y_true\) has more than two classes: besides the positive label 'x' it "
+          r"holds 'y' and 'z'"),
+    Entry("negative_weight", "a negative weight", "error naming the column and the value",
+          base(w=[1.0, -0.5, 1.0, 1.0, 1.0]), lambda d: counts(d, weight="w"),
+          InvalidWeightError, r"column 'w' \(weight\) has a negative weight -0.5"),
+    Entry("nan_weight", "a NaN weight", "error naming the column and the value",
+          base(w=[1.0, math.nan, 1.0, 1.0, 1.0]), lambda d: counts(d, weight="w"),
+          InvalidWeightError, r"column 'w' \(weight\) has a non-finite weight nan"),
+    Entry("infinite_weight", "an infinite weight", "error naming the column and the value",
+          base(w=[1.0, math.inf, 1.0, 1.0, 1.0]), lambda d: counts(d, weight="w"),
+          InvalidWeightError, r"column 'w' \(weight\) has a non-finite weight inf"),
+    Entry("score_above_one", "a score of 1.5 (probabilities expected)",
+          "error naming the column, the value and the bounds (`score_bounds=None` lifts them)",
+          base(s=[0.1, 1.5, 0.3, 0.2, 0.9]), scores, InvalidScoreError,
+          r"column 's' \(y_score\) has a score 1.5 outside \[0.0, 1.0\]"),
+    Entry("score_below_zero", "a score of -0.2", "error naming the column and the value",
+          base(s=[0.1, -0.2, 0.3, 0.2, 0.9]), scores, InvalidScoreError,
+          r"column 's' \(y_score\) has a score -0.2 outside"),
+    Entry("nan_score", "a NaN score", "error naming the column",
+          base(s=[0.1, math.nan, 0.3, 0.2, 0.9]), scores, InvalidScoreError,
+          r"column 's' \(y_score\) has a NaN score"),
+    Entry("infinite_score_unbounded", "an infinite score with `score_bounds=None`",
+          "error naming the column and the value (scores must be finite)",
+          base(s=[0.1, math.inf, 0.3, 0.2, 0.9]), lambda d: scores(d, score_bounds=None),
+          InvalidScoreError, r"column 's' \(y_score\) has a score inf"),
+    Entry("reference_group_absent", "a named reference group absent from the data",
+          "error naming the value, the group column and the groups present",
+          base(), lambda d: pfm.disparities(d, y_true="y", y_pred="p", by="g", reference="z"),
+          ReferenceGroupError, r"reference group 'z' not found in \['g'\].*groups present: "
+          r"'a', 'b', 'c'"),
+    Entry("expression_third_label", "a third label in `pl.col(p).fair.<metric>(y_true=...)`",
+          "error naming the column and the value",
+          base(y=[1, 0, 2, 0, 1]),
+          lambda d: d.select(pl.col("p").fair.accuracy(y_true="y")), InvalidLabelError,
+          r"column 'y' \(y_true\) has a value '2'"),
+    Entry("expression_negative_weight", "a negative weight in an expression metric",
+          "error naming the column and the value", base(w=[1.0, -2.0, 1.0, 1.0, 1.0]),
+          lambda d: d.select(pl.col("p").fair.accuracy(y_true="y", weight="w")),
+          InvalidWeightError, r"column 'w' \(weight\) has a negative weight -2.0"),
+    # --- options: raised when the query is built ----------------------------------------------
+    Entry("duplicate_thresholds", "the same threshold twice", "error naming the threshold",
+          base(), lambda d: scores(d, threshold=[0.3, 0.5, 0.3]), InvalidThresholdError,
+          r"threshold 0.3 is given twice", "build"),
+    Entry("threshold_outside_bounds", "a threshold of 1.2 for probabilities",
+          "error naming the threshold and the bounds", base(),
+          lambda d: scores(d, threshold=[0.5, 1.2]), InvalidThresholdError,
+          r"threshold 1.2 is outside \[0.0, 1.0\]", "build"),
+    Entry("nan_threshold", "a NaN threshold", "error naming the threshold", base(),
+          lambda d: scores(d, threshold=[math.nan]), InvalidThresholdError,
+          r"threshold nan is not finite", "build"),
+    Entry("empty_threshold_list", "`threshold=[]`", "error", base(),
+          lambda d: scores(d, threshold=[]), InvalidThresholdError,
+          r"threshold is an empty list", "build"),
+    Entry("unknown_metric_name", "an unknown metric name (`\"recal\"`)",
+          "error naming it, with the closest known names", base(),
+          lambda d: metrics(d, metrics=["recal"]), InvalidOptionError,
+          r"unknown metric 'recal'; did you mean 'recall'", "build"),
+    Entry("unknown_criterion", "an unknown fairness criterion", "error listing the known ones",
+          base(), lambda d: pfm.fairness_criteria(d, y_true="y", y_pred="p", by="g",
+                                                  criteria=["parity"]),
+          InvalidOptionError, r"unknown criterion 'parity'; known: statistical_parity", "build"),
+    Entry("conflicting_pred_and_score", "both `y_pred=` and `y_score=`",
+          "error: exactly one is needed", base(),
+          lambda d: counts(d, y_score="s", threshold=0.5), InvalidOptionError,
+          r"pass exactly one of y_pred= \(labels\) or y_score= \(scores\)", "build"),
+    Entry("threshold_with_labels", "`threshold=` with `y_pred=`", "error", base(),
+          lambda d: counts(d, threshold=0.5), InvalidOptionError,
+          r"threshold= applies to y_score=, not to y_pred=", "build"),
+    Entry("score_without_threshold", "`y_score=` without `threshold=`", "error", base(),
+          lambda d: pfm.confusion_counts(d, y_true="y", y_score="s"), InvalidOptionError,
+          r"y_score= needs threshold=", "build"),
+    Entry("weighted_without_weights", "`weighted=True` on an unweighted count table",
+          "error naming the missing columns", base(),
+          lambda d: pfm.metrics_from_counts(counts(d), weighted=True), InvalidOptionError,
+          r"weighted=True but the count table has no weighted columns", "build"),
+    Entry("reference_none", "`reference=None`", "error listing the accepted values", base(),
+          lambda d: pfm.disparities(d, y_true="y", y_pred="p", by="g", reference=None),
+          InvalidOptionError, r"reference= is None; pass a group value, 'rest' or 'overall'",
+          "build"),
+    Entry("reference_wrong_arity", "a 2-tuple reference for one group column",
+          "error naming the reference and the keys", base(),
+          lambda d: pfm.disparities(d, y_true="y", y_pred="p", by="g", reference=("a", 1)),
+          InvalidOptionError, r"reference \('a', 1\) has 2 values for 1 keys \['g'\]", "build"),
+    Entry("empty_metric_list", "`metrics=[]`", "error", base(), lambda d: metrics(d, metrics=[]),
+          InvalidOptionError, r"metrics= is an empty list", "build"),
+    Entry("not_a_count_table", "rows given to `disparities` without `y_true=`",
+          "error naming the missing count columns", base(),
+          lambda d: pfm.disparities(d, by="g"), InvalidOptionError,
+          r"pass y_true= .* missing: tp, fp, tn, fn", "build"),
+    Entry("combine_mismatched_tables", "`combine_counts` of a weighted and an unweighted table",
+          "error naming the differing columns", base(),
+          lambda d: pfm.combine_counts([counts(d), counts(d, weight="w")]), InvalidOptionError,
+          r"combine_counts: table 1 has columns .* \(differing: fn_w, fp_w, n_null_weight, n_w, "
+          r"tn_w, tp_w\)", "build"),
+    Entry("expression_text_labels_without_neg", "text labels in an expression with only "
+          "`pos_label=`", "error: an expression cannot look at the data to infer the other class",
+          base(y=["yes", "no", "yes", "no", "yes"]),
+          lambda d: d.select(pl.col("p").fair.accuracy(y_true="y", pos_label="yes")),
+          InvalidOptionError, r"text labels in an expression need both pos_label= and "
+          r"neg_label=", "build"),
+    # --- documented results: nulls with their reason, nothing lost ----------------------------
+    Entry("labels_all_null", "every label null (typed column)",
+          "every row is a null row (`n = 0`, `n_null_y_true` = rows); every metric null",
+          base(y=pl.lit(None, dtype=pl.Int64)), counts, check=_labels_all_null),
+    Entry("null_in_group", "a null group value",
+          "the nulls form a group of their own (sorted last)",
+          base(g=["a", "a", "b", "b", None]), counts, check=_null_group),
+    Entry("null_in_label", "a null label", "row left out and reported in `n_null_y_true`",
+          base(y=[1, None, 1, 0, 1]), counts, check=_null_label),
+    Entry("null_in_prediction", "a null prediction",
+          "row left out and reported in `n_null_y_pred`", base(p=[1, 0, None, 1, 1]), counts,
+          check=_null_pred),
+    Entry("null_in_weight", "a null weight", "row left out and reported in `n_null_weight`",
+          base(w=[1.0, None, 1.0, 0.5, 3.0]), lambda d: counts(d, weight="w"),
+          check=_null_weight),
+    Entry("zero_sum_weights_in_group", "all weights of one group are 0",
+          "that group's weighted rates are null (0/0); the others are unaffected",
+          base(w=[0.0, 0.0, 1.0, 1.0, 1.0]),
+          lambda d: metrics(d, weight="w", metrics="accuracy"), check=_zero_sum),
+    Entry("all_weights_zero", "every weight is 0",
+          "every weighted rate null (0/0); `n` still counts the rows",
+          base(w=[0.0] * 5), lambda d: metrics(d, weight="w", metrics="accuracy"),
+          check=_all_zero),
+    Entry("empty_frame", "a frame with no rows", "an empty count table with the full schema",
+          base().clear(), counts, check=_empty),
+    Entry("empty_group", "an Enum category with no rows",
+          "no row for it: groups are the values present in the data",
+          base(g=pl.col("g").cast(pl.Enum(["a", "b", "c", "d"]))), counts, check=_empty_group),
+    Entry("group_with_only_null_rows", "a group whose every row has a null label",
+          "the group is listed with `n = 0`; its metrics are null",
+          base(y=[None, None, 1, 0, 1]), lambda d: metrics(d, metrics="accuracy"),
+          check=_group_all_null_rows),
+    Entry("single_class_group", "a group with positives only",
+          "rates over the absent class (FPR, TNR, balanced accuracy, MCC, …) are null; "
+          "never NaN", base(), metrics, check=_single_class),
+    Entry("nothing_predicted_positive", "a group with no predicted positive",
+          "PPV and FDR null; selection rate 0", base(p=[0, 0, 0, 1, 1]), metrics,
+          check=_no_predicted_positive),
+    Entry("group_column_all_null", "the group column entirely null",
+          "one group, `null`, holding every row", base(g=pl.lit(None, dtype=pl.String)), counts,
+          check=_group_column_null),
+    Entry("unsorted_thresholds", "thresholds given in descending order",
+          "accepted and sorted ascending", base(),
+          lambda d: pfm.confusion_counts(d, y_true="y", y_score="s", threshold=[0.7, 0.2]),
+          check=_unsorted_thresholds),
+    Entry("score_equal_to_threshold", "a score exactly equal to the threshold",
+          "predicted positive (`score >= threshold`)", base(),
+          lambda d: scores(d, threshold=0.9), check=_score_at_threshold),
+    Entry("zero_reference_value", "a reference group whose selection rate is 0",
+          "ratio null (x / 0); the difference is defined", base(p=[1, 0, 0, 0, 1]),
+          lambda d: pfm.disparities(d, y_true="y", y_pred="p", by="g", reference="b",
+                                    metrics="selection_rate"), check=_zero_reference),
+    Entry("reference_metric_undefined", "a reference group with no actual positives",
+          "reference value, difference and ratio of its TPR null",
+          base(y=[1, 0, 0, 0, 1]),
+          lambda d: pfm.disparities(d, y_true="y", y_pred="p", by="g", reference="b",
+                                    metrics="tpr"), check=_ref_undefined),
+    Entry("rest_of_a_single_group", "`reference=\"rest\"` with one group",
+          "the rest is empty: reference value and difference null",
+          base(g=["a"] * 5),
+          lambda d: pfm.disparities(d, y_true="y", y_pred="p", by="g", reference="rest",
+                                    metrics="accuracy"), check=_one_group_rest),
+    Entry("between_groups_all_undefined", "between-groups summary where every group's metric "
+          "is undefined", "max/min/difference null, `n_undefined` = groups, no worst/best group",
+          base(y=[0, 0, 0, 0, 0]),
+          lambda d: pfm.between_groups(d, y_true="y", y_pred="p", by="g", metrics="tpr"),
+          check=_between_all_undefined),
+    # --- capabilities merged on main after this branch (skipped until present) ---------------
+    Entry("ensemble_single_model", "an ensemble of M = 1 model",
+          "jitter and the probability std (ddof = 1) null — undefined for one model; label "
+          "stability 1", base(),
+          lambda d: _mod("ensemble").ensemble_sample_metrics(d, models=["s"]),
+          check=_single_model, requires="ensemble"),
+    Entry("bootstrap_zero_replicates", "a bootstrap with B = 0 (`n_resamples=0`)",
+          "error naming the value", base(),
+          lambda d: _mod("bootstrap").bootstrap_counts(counts(d), _tpr_stat, n_resamples=0),
+          InvalidOptionError, r"n_resamples must be a positive integer, got 0", "build",
+          requires="bootstrap"),
+    Entry("bootstrap_bad_level", "a confidence level outside (0, 1)", "error naming the value",
+          base(),
+          lambda d: _mod("bootstrap").bootstrap_counts(counts(d), _tpr_stat, n_resamples=10,
+                                                       confidence=1.5),
+          InvalidOptionError, r"confidence must be strictly between 0 and 1, got 1.5", "build",
+          requires="bootstrap"),
+]
+"""Every catalogued input. Entries for capabilities merged later are appended here."""
+
+PENDING: list[tuple[str, str, str]] = [
+    ("ensemble_ragged", "models with different numbers of predictions", "ensemble"),
+    ("bootstrap_empty_stratum", "a stratified bootstrap with an empty stratum", "bootstrap"),
+    ("curve_single_class", "a ROC/PR curve for a group with one class", "curves"),
+    ("curve_duplicate_thresholds", "duplicate or unsorted thresholds of a curve grid", "curves"),
+    ("weights_zero_sum_stratum", "importance weights whose stratum has zero total", "weights"),
+    ("weights_conflicting_options", "conflicting weighting options", "weights"),
+    ("properties_bad_ratio", "an IR / GR outside (0, 1) or n too large", "properties"),
+    ("report_unknown_section", "an unknown report section", "report"),
+]
+"""Catalog entries that belong to capabilities not merged yet: (id, input, capability)."""
+
+
+def _collect(out: Any, engine: str) -> Any:
+    return out.collect(engine=engine) if isinstance(out, pl.LazyFrame) else out
+
+
+@pytest.mark.parametrize("entry", CATALOG, ids=[e.id for e in CATALOG])
+def test_catalog(entry: Entry) -> None:
+    """The input of the entry gets exactly the documented response, eager and lazy."""
+    if entry.requires and importlib.util.find_spec(f"polars_fairmetrics.{entry.requires}") is None:
+        pytest.skip(f"capability {entry.requires!r} not merged on this branch")
+    if entry.raises is not None:
+        assert entry.match is not None
+        with pytest.raises(entry.raises, match=entry.match) as info:
+            entry.call(entry.frame)
+        assert isinstance(info.value, FairMetricsError)
+        if entry.when == "build":
+            with pytest.raises(entry.raises, match=entry.match):
+                entry.call(entry.frame.lazy())
+        else:
+            lazy = entry.call(entry.frame.lazy())  # building the query does not raise
+            for engine in ("in-memory", "streaming"):
+                with pytest.raises(entry.raises, match=entry.match):
+                    _collect(lazy, engine)
+        return
+    assert entry.check is not None
+    entry.check(_collect(entry.call(entry.frame), "in-memory"))
+    lazy = entry.call(entry.frame.lazy())
+    for engine in ("in-memory", "streaming"):
+        entry.check(_collect(lazy, engine))
+
+
+def test_catalog_is_large_and_unique() -> None:
+    ids = [e.id for e in CATALOG]
+    assert len(ids) == len(set(ids)) >= 20
+    assert not set(ids) & {p[0] for p in PENDING}
+
+
+# ---------------------------------------------------------------------------------------------
+# docs/errors.md is generated from the catalog
+# ---------------------------------------------------------------------------------------------
+
+_HEADER = """# Bad and awkward input: what the package does
+
+The package is trusted with decisions about people: a wrong number is worse than an error. Every
+input below gets either **a clear error** — a subclass of `FairMetricsError` (itself a
+`ValueError`) whose message names the column and the offending value — or **a documented
+result**, typically a null with its reason (undefined is null, never NaN, 0 or 1). Nothing is
+dropped silently: rows with a null label, prediction or weight are counted in `n_null` (and its
+breakdown), so `n + n_null` always equals the input rows.
+
+*When*: **build** errors come from the schema and the options and are raised when the query is
+built (a LazyFrame is not scanned); **run** errors need the values and are raised when the query
+runs (`collect`, either engine) — they come from the summary of the one scan, so validating costs
+nothing extra.
+
+Each entry is one test, `tests/test_errors.py::test_catalog[<id>]`, run on a DataFrame and on a
+LazyFrame with both engines. This page is generated from that catalog
+(`PYTHONPATH=. python tests/test_errors.py`).
+
+```python
+import polars as pl
+import polars_fairmetrics as pfm
+
+df = pl.DataFrame({"g": ["a", "b"], "y": [1, 2], "p": [1, 0]})
+try:
+    pfm.confusion_counts(df, y_true="y", y_pred="p", by="g")
+except pfm.InvalidLabelError as err:
+    print(err)  # column 'y' (y_true) has a value 2 that is neither the positive label 1 ...
+```
+
+"""
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|")
+
+
+def render() -> str:
+    lines = [_HEADER, "| # | input | what the package does | error / result | when | test |",
+             "|---:|---|---|---|---|---|"]
+    for i, e in enumerate(CATALOG, start=1):
+        outcome = f"`{e.raises.__name__}`" if e.raises is not None else "documented result"
+        when = e.when if e.raises is not None else "—"
+        cap = f" ({e.requires})" if e.requires else ""
+        lines.append(f"| {i} | {_cell(e.input)}{cap} | {_cell(e.does)} | {outcome} | {when} | "
+                     f"`test_catalog[{e.id}]` |")
+    lines += [
+        "",
+        "## Entries for capabilities not merged yet",
+        "",
+        "These belong to capabilities developed on other branches; each becomes one `Entry(...)` "
+        "line in `CATALOG` when its capability is merged.",
+        "",
+        "| id | input | capability |",
+        "|---|---|---|",
+    ]
+    lines += [f"| `{i}` | {_cell(what)} | {cap} |" for i, what, cap in PENDING]
+    lines.append("")
+    return "\n".join(lines)
+
+
+def test_errors_page_is_current() -> None:
+    assert PAGE.read_text(encoding="utf-8") == render(), (
+        "docs/errors.md is stale: run PYTHONPATH=. python tests/test_errors.py")
+
+
+def test_messages_name_column_and_value() -> None:
+    """Every run-time value error names the column (or group columns) in its message."""
+    for e in CATALOG:
+        if e.raises is not None and e.when == "run":
+            assert re.search(r"column '[^']+'|not found in \\\[", e.match or ""), e.id
+
+
+if __name__ == "__main__":
+    PAGE.write_text(render(), encoding="utf-8")
+    sys.stdout.write(f"wrote {PAGE}\n")
