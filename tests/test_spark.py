@@ -209,6 +209,19 @@ def test_threshold_sweep_disparities_per_threshold(sdf: Any, rows: pl.DataFrame)
     assert got["threshold"].unique().sort().to_list() == [0.1, 0.5, 0.9]
 
 
+def test_binned_curves_and_bootstrap_on_the_merged_table(sdf: Any, rows: pl.DataFrame) -> None:
+    """Binned curves and the count-level bootstrap run on the merged table, on the driver."""
+    grid = [i / 20 for i in range(21)]
+    opts: dict[str, Any] = {"y_true": "y", "y_score": "s", "threshold": grid, "by": "g"}
+    merged = spark_confusion_counts(sdf, **opts)
+    local = pfm.confusion_counts(rows, **opts)
+    assert_frame_equal(pfm.curve_summaries(merged), pfm.curve_summaries(local),
+                       rel_tol=1e-12, abs_tol=1e-12)
+    # resampling happens on the merged count table: the same draws as the local run
+    assert_frame_equal(pfm.resample_counts(merged, n_resamples=50, seed=3),
+                       pfm.resample_counts(local, n_resamples=50, seed=3))
+
+
 def test_path_input(spark: Any, rows: pl.DataFrame, tmp_path: Path) -> None:
     path = tmp_path / "preds.parquet"
     rows.write_parquet(path, row_group_size=500)
