@@ -42,7 +42,7 @@ from polars_fairmetrics.counts import (
 )
 from polars_fairmetrics.disparity import Reference, disparities, fairness_criteria
 from polars_fairmetrics.exceptions import InvalidOptionError
-from polars_fairmetrics.metrics import metrics_from_counts
+from polars_fairmetrics.metrics import key_columns, metrics_from_counts
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame as SparkDataFrame
@@ -128,18 +128,14 @@ def _count_batches(
             parts.append(count(buffer))
             buffer, buffered = [], 0
             if len(parts) >= _MERGE_EVERY:
-                parts = [combine_counts(parts, keys=_keys_of(parts[0]))]
+                parts = [combine_counts(parts, keys=key_columns(parts[0].columns))]
     if buffer:
         parts.append(count(buffer))
     if not parts:
         return
-    table = combine_counts(parts, keys=_keys_of(parts[0])) if len(parts) > 1 else parts[0]
+    keys = key_columns(parts[0].columns)
+    table = combine_counts(parts, keys=keys) if len(parts) > 1 else parts[0]
     yield from table.to_arrow().cast(target).to_batches()
-
-
-def _keys_of(table: pl.DataFrame) -> list[str]:
-    counted = set(count_columns(table.columns))
-    return [c for c in table.columns if c not in counted]
 
 
 def spark_confusion_counts(
