@@ -534,3 +534,99 @@ def ref_roc_auc(rows: Sequence[dict[str, Any]], spec: Spec) -> dict[Key, float |
                   for si, wi in pos for sj, wj in neg)
         out[key] = num / (wp * wn)
     return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Weights (the importance-weights seed)
+# ---------------------------------------------------------------------------------------------
+
+
+class RefEmptyGroup(Exception):
+    """The reference's verdict that the package must raise (a required level has no weight)."""
+
+
+def ref_importance_weights(rows: Sequence[dict[str, Any]], keys: Sequence[str],
+                           target: dict[Any, float] | None,
+                           weight: str | None) -> list[float | None]:
+    """Importance weights :math:`w_i \\cdot \\Pr_{tgt}(a_i) / \\Pr_{src}(a_i)`, row by row.
+
+    The level of a row is its key value (a tuple for several keys); ``None`` for a row whose
+    level or weight is null. The source mix is the weighted share of each level among the rows
+    with a level; the uniform target (``target=None``) puts ``1/L`` on each of the ``L`` levels
+    with positive weight. A level the target does not list has target probability 0; a target
+    level with no positive weight raises :class:`RefEmptyGroup`. A zero-weight row gets 0.
+    """
+
+    def level(row: dict[str, Any]) -> Any:
+        values = tuple(row[k] for k in keys)
+        if any(v is None for v in values):
+            return None
+        return values[0] if len(values) == 1 else values
+
+    def w_of(row: dict[str, Any]) -> float | None:
+        return 1.0 if weight is None else row[weight]
+
+    mass: dict[Any, float] = {}
+    for row in rows:
+        a, w = level(row), w_of(row)
+        if a is not None and w is not None:
+            mass[a] = mass.get(a, 0.0) + w
+    total = sum(mass.values())
+    if target is None:
+        positive = [a for a, m in mass.items() if m > 0]
+        tgt = {a: 1.0 / len(positive) for a in positive}
+    else:
+        for a, prob in target.items():
+            if prob > 0 and mass.get(a, 0.0) <= 0:
+                raise RefEmptyGroup(a)
+        tgt = dict(target)
+    out: list[float | None] = []
+    for row in rows:
+        a, w = level(row), w_of(row)
+        if a is None or w is None:
+            out.append(None)
+        elif w == 0 or mass[a] == 0:
+            out.append(0.0)
+        else:
+            out.append(w * tgt.get(a, 0.0) / (mass[a] / total))
+    return out
+
+
+def ref_bias_adjusted_weights(rows: Sequence[dict[str, Any]], flag: str, share: float,
+                              keys: Sequence[str], weight: str | None) -> list[float | None]:
+    """The seed's bias-adjusted weights, per group of ``keys`` (a null key is a group):
+
+    .. math:: w_B = \\frac{|B| + |B^c|}{|B|}\\,s,\\qquad w_{B^c} = \\frac{|B| + |B^c|}{|B^c|}
+              \\,(1 - s)
+
+    with :math:`|B|, |B^c|` the (weighted) rows flagged True / False in the group, times the
+    row's own weight. ``None`` for a null flag or weight; :class:`RefEmptyGroup` when a group
+    present in the rows (even with every flag null; without ``keys``: the whole set, even empty)
+    has no weight in B or in B^c."""
+
+    def w_of(row: dict[str, Any]) -> float | None:
+        return 1.0 if weight is None else row[weight]
+
+    # every group present (even one whose flags are all null); without keys the whole set
+    sizes: dict[Key, list[float]] = {tuple(row[k] for k in keys): [0.0, 0.0] for row in rows}
+    if not keys:
+        sizes.setdefault((), [0.0, 0.0])
+    for row in rows:
+        f, w = row[flag], w_of(row)
+        key = tuple(row[k] for k in keys)
+        if f is None or w is None:
+            continue
+        sizes[key][0 if f else 1] += w
+    for key, (b, bc) in sizes.items():
+        if b <= 0 or bc <= 0:
+            raise RefEmptyGroup(key)
+    out: list[float | None] = []
+    for row in rows:
+        f, w = row[flag], w_of(row)
+        if f is None or w is None:
+            out.append(None)
+            continue
+        b, bc = sizes[tuple(row[k] for k in keys)]
+        factor = (b + bc) / b * share if f else (b + bc) / bc * (1.0 - share)
+        out.append(0.0 if w == 0 else w * factor)
+    return out

@@ -15,7 +15,11 @@ every invariance test runs over all of them:
 Weights are multiples of 0.5 below 8, so weighted sums are exact in floating point whatever
 the summation order, and the results can be compared exactly (scaling by 4 is exact too).
 A capability merged later (weights, curves, bootstrap, ensemble, report) adds one line to
-:data:`CAPABILITIES`; "a fixed seed gives identical intervals" joins when bootstrap does.
+:data:`CAPABILITIES`.
+
+Bootstrap (``bootstrap_metrics``' count engine and ``bootstrap_rows``) has its own invariance:
+a fixed seed gives identical intervals — on a second call, from a LazyFrame on either engine, and
+with one thread or the default pool — and two seeds give different ones.
 """
 
 from __future__ import annotations
@@ -347,3 +351,103 @@ def test_thread_count_does_not_change_results(tmp_path: Path) -> None:
         # with the summation order
         assert_frame_equal(_sorted(one, cap), _sorted(many, cap), check_exact=False,
                            rel_tol=1e-12, abs_tol=1e-12)
+
+
+# --- a fixed seed gives identical intervals (bootstrap) -----------------------------------------
+
+_BOOT_COLS = ("estimate", "ci_low", "ci_high", "std_error", "n_defined")
+
+
+def _boot_metrics(d: Data, seed: int, weight: str | None) -> Any:
+    """The count engine (one scan; cells resampled), stratified by group."""
+    return _mod("bootstrap").bootstrap_metrics(
+        d, by="g", metrics=["accuracy", "tpr"], n_resamples=25, seed=seed, engine="counts",
+        stratify=True, progress=False, **ROWS, **_w(weight))
+
+
+def _boot_rows(d: Data, seed: int, weight: str | None) -> Any:
+    """The row engine (multinomial multiplicities joined to the rows), stratified by group."""
+    def statistic(lf: pl.LazyFrame) -> pl.LazyFrame:
+        w = pl.col("bootstrap_weight") * (pl.col(weight) if weight else 1.0)
+        return pfm.group_metrics(lf.with_columns(w.alias("_w")), by="g", metrics="accuracy",
+                                 weight="_w", **ROWS).select("g", "metric", "value")
+
+    return _mod("bootstrap").bootstrap_rows(d, statistic, n_resamples=15, seed=seed,
+                                            strata="g", progress=False)
+
+
+BootFn = Callable[[Data, int, str | None], Any]
+BOOTSTRAPS = [pytest.param(f, id=f.__name__.lstrip("_"), marks=pytest.mark.skipif(
+    importlib.util.find_spec("polars_fairmetrics.bootstrap") is None,
+    reason="capability 'bootstrap' not merged on this branch"))
+    for f in (_boot_metrics, _boot_rows)]
+
+
+@pytest.mark.parametrize("boot", BOOTSTRAPS)
+@given(df=frames(min_rows=5), seed=st.integers(0, 2**32 - 1),
+       weight=st.sampled_from([None, "w"]))
+@settings(max_examples=max(5, EXAMPLES // 4), deadline=None)
+def test_fixed_seed_gives_identical_intervals(boot: BootFn, df: pl.DataFrame, seed: int,
+                                              weight: str | None) -> None:
+    """Same seed, same intervals: on a second call, and from a LazyFrame on either engine."""
+    first = _collect(boot(df, seed, weight))
+    assert first.height > 0 and all(c in first.columns for c in _BOOT_COLS)
+    assert_frame_equal(first, _collect(boot(df, seed, weight)), check_exact=True)
+    lazy = boot(df.lazy(), seed, weight)
+    for engine in ("in-memory", "streaming"):
+        assert_frame_equal(first, _collect(lazy, engine), check_exact=True)
+
+
+@pytest.mark.parametrize("boot", BOOTSTRAPS)
+def test_the_seed_matters(boot: BootFn) -> None:
+    """Guard against a seed that is ignored: two seeds give different intervals."""
+    rng = np.random.default_rng(3)
+    n = 400
+    df = pl.DataFrame({"g": rng.choice(["a", "b"], n).tolist(),
+                       "y": (rng.random(n) < 0.5).astype(np.int64),
+                       "p": (rng.random(n) < 0.5).astype(np.int64)})
+    one, two = _collect(boot(df, 1, None)), _collect(boot(df, 2, None))
+    assert_frame_equal(one.select("estimate"), two.select("estimate"))  # the estimate is fixed
+    assert not one.select("ci_low", "ci_high").equals(two.select("ci_low", "ci_high"))
+
+
+_SEED_SCRIPT = """
+import sys
+import numpy as np, polars as pl
+sys.path.insert(0, {root!r})
+sys.path.insert(0, {tests!r})
+from test_invariances import _boot_metrics, _boot_rows, _collect
+rng = np.random.default_rng(11)
+n = 20_000
+df = pl.DataFrame({{
+    "g": rng.choice(["a", "b", "c"], n), "y": (rng.random(n) < 0.3).astype(np.int64),
+    "p": (rng.random(n) < 0.4).astype(np.int64), "w": rng.integers(1, 5, n) / 2,
+}})
+_collect(_boot_metrics(df.lazy(), 5, "w"), "streaming").write_parquet({out!r} + "/metrics.parquet")
+_boot_rows(df.lazy(), 5, "w").write_parquet({out!r} + "/rows.parquet")
+print(pl.thread_pool_size())
+"""
+
+
+@pytest.mark.skipif(importlib.util.find_spec("polars_fairmetrics.bootstrap") is None,
+                    reason="capability 'bootstrap' not merged on this branch")
+def test_fixed_seed_independent_of_thread_count(tmp_path: Path) -> None:
+    """20,000 weighted rows (weights multiples of 0.5: exact sums), both engines' intervals
+    with one thread and with the default pool: identical."""
+    sizes = {}
+    for threads in ("1", "default"):
+        out = tmp_path / threads
+        out.mkdir()
+        env = dict(os.environ)
+        env.pop("POLARS_MAX_THREADS", None)
+        if threads == "1":
+            env["POLARS_MAX_THREADS"] = "1"
+        script = _SEED_SCRIPT.format(root=str(ROOT), tests=str(ROOT / "tests"), out=str(out))
+        proc = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
+                              text=True, check=True, timeout=300)
+        sizes[threads] = int(proc.stdout.strip().splitlines()[-1])
+    assert sizes["1"] == 1
+    for name in ("metrics", "rows"):
+        assert_frame_equal(pl.read_parquet(tmp_path / "1" / f"{name}.parquet"),
+                           pl.read_parquet(tmp_path / "default" / f"{name}.parquet"),
+                           check_exact=True)

@@ -5,7 +5,9 @@ predictions / scores / weights, int / Boolean / text labels, label predictions o
 thresholds, weights with zeros) goes through counts, every metric, disparities against the
 overall population, the rest and a named group, the between-groups summary and the named
 criteria (and, once ``curves`` is merged, the ROC AUC of ``curve_summaries`` against the
-Mann-Whitney pair probability), and each number is compared with the reference. Rows are
+Mann-Whitney pair probability; and the row weights of ``importance_weights`` and
+``bias_adjusted_weights`` against the seed's formulas), and each number is compared with the
+reference. Rows are
 reconciled in every count (``n + n_null`` = input rows).
 
 Registry-driven: :data:`CHECKS` maps a capability to a function ``(case, draw) -> None``; the main
@@ -25,6 +27,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
+import numpy as np
 import polars as pl
 import pytest
 from hypothesis import given, settings
@@ -36,14 +39,17 @@ from reference import (
     Case,
     Cell,
     Key,
+    RefEmptyGroup,
     batches,
     cases,
     close,
     group_label,
     ref_between_groups,
+    ref_bias_adjusted_weights,
     ref_counts,
     ref_criteria,
     ref_disparities,
+    ref_importance_weights,
     ref_metric,
     ref_roc_auc,
 )
@@ -366,6 +372,67 @@ def check_curve_summaries(b: Batch, draw: Draw) -> None:
     assert all(want[k] is None for k in set(want) - seen)
 
 
+def _weights_agree(frame: pl.DataFrame, expr: pl.Expr, name: str,
+                   want: list[float | None] | None, draw: Draw) -> None:
+    """``frame.with_columns(expr)`` eager, or lazy on a drawn engine, against the reference
+    (``want=None``: the reference says the package must raise EmptyGroupError)."""
+    mode = draw(st.sampled_from(["eager", "in-memory", "streaming"]))
+    run = lambda: _collect(_lazy(frame, mode).with_columns(expr), mode)  # noqa: E731
+    if want is None:
+        with pytest.raises(pfm.FairMetricsError, match="no rows"):
+            run()
+        return
+    got = run()[name].to_list()
+    assert len(got) == len(want)
+    for i, (ours, ref) in enumerate(zip(got, want, strict=True)):
+        assert close(ours, ref), (name, i, ours, ref)
+
+
+def check_weights(b: Batch, draw: Draw) -> None:
+    """``importance_weights`` and ``bias_adjusted_weights`` against the seed's formulas
+    (first frame of a batch): the levels are the frame's keys (or the label when it has none),
+    the target uniform or a random mix, the flag of B a random Boolean with nulls."""
+    weights = _merged("weights")
+    if weights is None:
+        return
+    case = b.first
+    weight = "w" if case.weighted else None
+    keys = case.by or ["y"]
+    rows = case.rows()
+    levels = sorted({tuple(r[k] for k in keys) for r in rows
+                     if all(r[k] is not None for k in keys)}, key=repr)
+    target: dict[Any, float] | None = None
+    if levels and draw(st.booleans()):
+        chosen = draw(st.lists(st.sampled_from(levels), min_size=1, unique=True))
+        raw = [draw(st.integers(1, 5)) for _ in chosen]
+        target = {(lv[0] if len(keys) == 1 else lv): r / sum(raw)
+                  for lv, r in zip(chosen, raw, strict=True)}
+        target[next(iter(target))] += 1.0 - sum(target.values())  # sums to 1 exactly enough
+    try:
+        want: list[float | None] | None = ref_importance_weights(rows, keys, target, weight)
+    except RefEmptyGroup:
+        want = None
+    by: Any = keys[0] if len(keys) == 1 else keys
+    _weights_agree(case.frame, weights.importance_weights(
+        by, target="uniform" if target is None else target, weight=weight),
+        "importance_weight", want, draw)
+
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    p_b, p_null = draw(st.sampled_from([0.1, 0.5, 0.9])), draw(st.sampled_from([0.0, 0.2]))
+    flags = [None if rng.random() < p_null else bool(rng.random() < p_b)
+             for _ in range(case.frame.height)]
+    frame = case.frame.with_columns(pl.Series("in_b", flags, dtype=pl.Boolean))
+    share = draw(st.sampled_from([0.05, 0.3, 0.5, 0.99]))
+    group_keys = case.by or []
+    try:
+        want = ref_bias_adjusted_weights(frame.to_dicts(), "in_b", share, group_keys, weight)
+    except RefEmptyGroup:
+        want = None
+    _weights_agree(frame, weights.bias_adjusted_weights(
+        "in_b", biased_share=share, by=group_keys or None, weight=weight),
+        "bias_adjusted_weight", want, draw)
+
+
 CHECKS: dict[str, Callable[[Batch, Draw], None]] = {
     "counts": check_counts,
     "metrics": check_metrics,
@@ -375,6 +442,7 @@ CHECKS: dict[str, Callable[[Batch, Draw], None]] = {
     "expression_context": check_expression_context,
     "separately": check_separately,
     "curve_summaries": check_curve_summaries,  # runs once curves is merged
+    "weights": check_weights,
 }
 """Capability → check. Add one line per capability merged later (weights, curves, …)."""
 
