@@ -14,8 +14,10 @@ not have are simply absent, never filled with placeholders. Builders run in orde
 
 Beyond the core, ``audit(intervals=B)`` adds bootstrap intervals to those sections (the bootstrap
 module's count engine on the same count table: no second scan) and ``audit(models=[...])`` the
-ensemble ``stability`` and ``stability_distribution`` sections (one more scan); see
-:data:`EXTENSION_BUILDERS`.
+ensemble ``stability`` and ``stability_distribution`` sections (one more scan). With ``y_score``
+the ``curve_summaries`` and ``curves`` sections come from a grid curve table (one more scan;
+``curves=False`` leaves them out), and ``audit(deploy_positive_rate=p)`` adds the ``deployment``
+section from the same count table (no extra scan); see :data:`EXTENSION_BUILDERS`.
 
 Gates (:meth:`Report.check`, the CLI's ``--fail-if``) are parsed by a small tokenizer, never
 ``eval``.

@@ -865,3 +865,13 @@ def test_curves_and_deployment_render_json_html(tmp_path: Path) -> None:
     written = r.write_parquet(tmp_path / "pq")
     assert {p.name for p in written} >= {"curves.parquet", "deployment.parquet"}
     assert_frame_equal(pl.read_parquet(tmp_path / "pq" / "curves.parquet"), r["curves"])
+
+
+def test_curve_and_deployment_sections_streaming_engine() -> None:
+    df = _scored(7, n=300)
+    kw: dict[str, Any] = {"y_true": "y", "y_score": "score", "threshold": 0.5, "by": ["g", "s"],
+                          "curve_bins": 12, "deploy_positive_rate": 0.3}
+    a = audit(df.lazy(), **kw)
+    b = audit(df.lazy(), engine="streaming", **kw)
+    for name in ("curve_summaries", "curves", "deployment"):
+        assert_frame_equal(a[name], b[name])
