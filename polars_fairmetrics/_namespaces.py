@@ -323,7 +323,8 @@ class _FrameNamespace(Generic[FrameT]):
         intervals: int | None = None, ci_level: float = 0.95,
         ci_method: Literal["percentile", "basic", "bca"] = "percentile",
         seed: int | None = None, models: Sequence[str] | None = None,
-        progress: Callable[[str], None] | None = None,
+        progress: Callable[[str], None] | None = None, curves: bool | None = None,
+        curve_bins: int | None = None, deploy_positive_rate: float | None = None,
     ) -> _report.Report:
         """:func:`polars_fairmetrics.audit` of this frame (collects: it is a report)."""
         return _report.audit(
@@ -333,7 +334,8 @@ class _FrameNamespace(Generic[FrameT]):
             intersectional=intersectional, score_bounds=score_bounds, engine=engine,
             source=source, extra_sections=extra_sections, extra=extra,
             intervals=intervals, ci_level=ci_level, ci_method=ci_method, seed=seed,
-            models=models, progress=progress,
+            models=models, progress=progress, curves=curves, curve_bins=curve_bins,
+            deploy_positive_rate=deploy_positive_rate,
         )
 
     def bootstrap_metrics(

@@ -244,7 +244,7 @@ def _options(args: argparse.Namespace) -> dict[str, Any]:
                  "score_bounds", "by",
                  "weight", "reference", "pos_label", "neg_label", "metrics", "criteria",
                  "format", "output", "intervals", "ci_level", "ci_method", "seed", "models",
-                 "models_prefix")
+                 "models_prefix", "curve_bins", "deploy_positive_rate")
     opts = dict(cfg)
     for key in flag_keys:
         value = getattr(args, key, None)
@@ -254,6 +254,8 @@ def _options(args: argparse.Namespace) -> dict[str, Any]:
         opts["intersectional"] = True
     if args.no_plots:
         opts["plots"] = False
+    if getattr(args, "no_curves", False):
+        opts["curves"] = False
     gates = cfg.get("fail_if", [])
     opts["fail_if"] = ([gates] if isinstance(gates, str) else list(gates)) + list(args.fail_if)
     for key in ("by", "metrics", "criteria"):
@@ -314,6 +316,31 @@ def _resolve_models(opts: dict[str, Any], schema: pl.Schema) -> list[str] | None
     return names
 
 
+def _parse_curves_deployment(opts: dict[str, Any]
+                              ) -> tuple[bool | None, int | None, float | None]:
+    """``--no-curves``, ``--curve-bins N`` and ``--deploy-positive-rate P``, checked before any
+    scan."""
+    curves = opts.get("curves")
+    if curves is not None and not isinstance(curves, bool):
+        raise CliError(f"curves = {curves!r} in the config: expected true or false")
+    bins = opts.get("curve_bins")
+    if bins is not None:
+        if isinstance(bins, bool) or not isinstance(bins, int) or bins < 1:
+            raise CliError(f"--curve-bins {bins!r}: expected a positive number of grid steps")
+        if opts.get("y_score") is None:
+            raise CliError("--curve-bins needs --y-score (the curves are over the scores)")
+        if curves is False:
+            raise CliError("--curve-bins with --no-curves: pass one or the other")
+    rate = opts.get("deploy_positive_rate")
+    if rate is not None:
+        if (isinstance(rate, bool) or not isinstance(rate, (int, float))
+                or not 0.0 < float(rate) < 1.0):
+            raise CliError(f"--deploy-positive-rate {rate!r}: expected a share of positives "
+                           "strictly between 0 and 1 (e.g. 0.01)")
+        rate = float(rate)
+    return curves, bins, rate
+
+
 def _report(args: argparse.Namespace) -> int:
     from polars_fairmetrics.report import audit, evaluate_gate, parse_gate
 
@@ -338,6 +365,7 @@ def _report(args: argparse.Namespace) -> int:
         if needs:
             raise CliError(f"gate {needs[0]!r} needs confidence intervals: add --intervals N "
                            "(e.g. --intervals 1000)")
+    curves, curve_bins, deploy_rate = _parse_curves_deployment(opts)
     lf = scan_input(str(opts["input"]), opts.get("input_format"))
     schema = lf.collect_schema()
     models = _resolve_models(opts, schema)
@@ -372,6 +400,9 @@ def _report(args: argparse.Namespace) -> int:
             seed=opts.get("seed"),
             models=models,
             progress=step,
+            curves=curves,
+            curve_bins=curve_bins,
+            deploy_positive_rate=deploy_rate,
         )
     results = [evaluate_gate(report, g) for g in gates]
     _emit(report, fmt, opts.get("output"), plots=bool(opts.get("plots", True)))
@@ -677,6 +708,16 @@ def build_parser() -> argparse.ArgumentParser:
     rep.add_argument("--models-prefix", dest="models_prefix", metavar="PREFIX",
                      help="models = the columns named PREFIX followed by digits (e.g. p: "
                           "p00, p01, ...)")
+    rep.add_argument("--no-curves", dest="no_curves", action="store_true",
+                     help="with --y-score: leave out the ROC / PR curve sections (they cost one "
+                          "more scan)")
+    rep.add_argument("--curve-bins", dest="curve_bins", type=int, metavar="N",
+                     help="grid of the curves: N equal steps over the score bounds (default "
+                          "100)")
+    rep.add_argument("--deploy-positive-rate", dest="deploy_positive_rate", type=float,
+                     metavar="P",
+                     help="add the deployment section: precision, NPV, F1, accuracy at a "
+                          "deployment share P of positives (0 < P < 1)")
     rep.add_argument("--no-plots", action="store_true", help="HTML report without plots")
     rep.add_argument("--no-progress", action="store_true",
                      help="no progress display (it only shows on a terminal anyway)")

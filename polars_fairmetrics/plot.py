@@ -267,7 +267,23 @@ def _stability_histograms(report: Report, section: Section) -> list[str]:
     ]
 
 
+def _curve_plots(report: Report, section: Section) -> list[str]:
+    t = section.table.filter(pl.col("threshold").is_finite() | (pl.col("recall") == 0))
+    out = []
+    for a in dict.fromkeys(t["attribute"].to_list()):
+        part = t.filter(pl.col("attribute") == a).with_columns(
+            pl.col("group").fill_null("null"))
+        roc = part.filter(pl.col("fpr").is_not_null() & pl.col("tpr").is_not_null())
+        pr = part.filter(pl.col("precision").is_not_null() & pl.col("recall").is_not_null())
+        if roc.height:
+            out.append(curve_svg(roc, x="fpr", y="tpr", title=f"ROC by {a}", diagonal=True))
+        if pr.height:
+            out.append(curve_svg(pr, x="recall", y="precision", title=f"Precision-recall by {a}"))
+    return out
+
+
 PLOTTERS: dict[str, Callable[[Report, Section], list[str]]] = {
+    "curves": _curve_plots,
     "metrics": _metrics_plots,
     "criteria": _criteria_plots,
     "stability": _metrics_plots,

@@ -128,7 +128,18 @@ def _disparity_cell(r: dict[str, Any]) -> str:
     return f"{diff} (×{ratio})" if r["ratio"] is not None else diff
 
 
+def _curve_view(table: pl.DataFrame) -> list[View]:
+    """The curves in brief (the points are in the JSON / Parquet output and the plots)."""
+    brief = table.group_by("attribute", "group", maintain_order=True).agg(
+        pl.len().alias("points"),
+        pl.col("threshold").filter(pl.col("threshold").is_finite()).min().alias("lowest_threshold"),
+        pl.col("threshold").filter(pl.col("threshold").is_finite()).max()
+        .alias("highest_threshold"))
+    return _per_attribute(brief)
+
+
 VIEWS: dict[str, Callable[[pl.DataFrame], list[View]]] = {
+    "curves": _curve_view,
     "metrics": lambda t: _pivot(t, "metric", lambda r: _cell(r, "value")),
     "disparities": lambda t: _pivot(t, "metric", _disparity_cell),
     "criteria": lambda t: _pivot(t, "criterion", lambda r: _cell(r, "value")),

@@ -14,8 +14,10 @@ not have are simply absent, never filled with placeholders. Builders run in orde
 
 Beyond the core, ``audit(intervals=B)`` adds bootstrap intervals to those sections (the bootstrap
 module's count engine on the same count table: no second scan) and ``audit(models=[...])`` the
-ensemble ``stability`` and ``stability_distribution`` sections (one more scan); see
-:data:`EXTENSION_BUILDERS`.
+ensemble ``stability`` and ``stability_distribution`` sections (one more scan). With ``y_score``
+the ``curve_summaries`` and ``curves`` sections come from a grid curve table (one more scan;
+``curves=False`` leaves them out), and ``audit(deploy_positive_rate=p)`` adds the ``deployment``
+section from the same count table (no extra scan); see :data:`EXTENSION_BUILDERS`.
 
 Gates (:meth:`Report.check`, the CLI's ``--fail-if``) are parsed by a small tokenizer, never
 ``eval``.
@@ -34,14 +36,21 @@ import polars as pl
 
 from polars_fairmetrics._typing import ColumnNames, Label
 from polars_fairmetrics._validate import as_list, schema_of
-from polars_fairmetrics.counts import confusion_counts, count_columns
+from polars_fairmetrics.counts import (
+    COUNT_COLUMNS,
+    WEIGHTED_COUNT_COLUMNS,
+    confusion_counts,
+    count_columns,
+)
 from polars_fairmetrics.disparity import CRITERIA, between_groups, disparities, fairness_criteria
 from polars_fairmetrics.exceptions import InvalidOptionError
 from polars_fairmetrics.metrics import METRICS, metrics_from_counts, resolve_metric, safe_div
 
 __all__ = [
+    "CURVE_BINS",
     "DEFAULT_AUDIT_CRITERIA",
     "DEFAULT_AUDIT_METRICS",
+    "DEPLOYMENT_AUDIT_METRICS",
     "EXTENSION_BUILDERS",
     "SECTION_BUILDERS",
     "AuditContext",
@@ -733,6 +742,138 @@ def _stability_distribution_section(ctx: AuditContext) -> Section | None:
     )
 
 
+CURVE_BINS = 100
+"""Default grid of the audit's curves: ``curve_bins`` equal steps over ``score_bounds``."""
+
+DEPLOYMENT_AUDIT_METRICS: tuple[str, ...] = (
+    "positive_predictive_value",
+    "negative_predictive_value",
+    "f1_score",
+    "accuracy",
+)
+"""Metrics of the ``deployment`` section (those the class ratio changes)."""
+
+
+def _curve_table(ctx: AuditContext) -> pl.DataFrame | None:
+    """The grid curve table per attribute and group (``attribute``, ``group``, ``threshold``,
+    counts): one scan of the rows for every attribute (the table of all ``by`` columns, then
+    sums over the other columns in memory, as for the count table). Cached in ``extra``."""
+    bins: int | None = ctx.extra.get("curve_bins")
+    opts = ctx.options
+    if bins is None or opts.y_score is None:
+        return None
+    cache: dict[str, Any] = ctx.extra["_cache"]
+    if "curves" in cache:
+        return cast(pl.DataFrame, cache["curves"])
+    from polars_fairmetrics.curves import curve_counts
+
+    progress: Callable[[str], None] | None = ctx.extra.get("progress")
+    if progress is not None:
+        progress(f"curves on a grid of {bins + 1} thresholds")
+    by = list(opts.by)
+    inter = curve_counts(ctx.data, y_true=opts.y_true, y_score=opts.y_score, by=by,
+                         weight=opts.weight, pos_label=opts.pos_label, neg_label=opts.neg_label,
+                         mode="grid", bins=bins, score_bounds=ctx.extra.get("score_bounds")
+                         ).collect(engine=ctx.extra.get("engine", "auto"))
+    sums = [c for c in count_columns(inter.columns) if c != "threshold"]
+    parts = []
+    for attr, label, cols in _group_label(by, opts.intersectional):
+        parts.append(
+            inter.group_by([*cols, "threshold"]).agg(pl.col(sums).sum())
+            .sort([*cols, "threshold"], descending=[False] * len(cols) + [True],
+                  nulls_last=True)
+            .select(pl.lit(attr).alias("attribute"), label.alias("group"), "threshold",
+                    *sums))
+    table = pl.concat(parts, how="vertical")
+    cache["curves"] = table
+    return table
+
+
+def _curve_note(ctx: AuditContext) -> str:
+    bins: int = ctx.extra["curve_bins"]
+    return (f"From counts on a grid of {bins + 1} thresholds ({bins} equal steps over the score "
+            "bounds; curve_bins), the same for every group: the counts at the grid thresholds "
+            "are exact, the summaries approximate those of the exact curves (one extra scan "
+            "of the rows).")
+
+
+def _curve_summaries_section(ctx: AuditContext) -> Section | None:
+    table = _curve_table(ctx)
+    if table is None:
+        return None
+    from polars_fairmetrics.curves import curve_summaries
+
+    summ = _in_attribute_order(curve_summaries(table, aupr_mode="trapezoid"), ctx)
+    notes = [_curve_note(ctx)]
+    n_undef = summ.filter(pl.col("roc_auc").is_null()).height
+    if n_undef:
+        notes.append(f"{n_undef} group(s) have one class only (or no rows): ROC AUC is "
+                     "undefined there, and AP / AUPR too without positives.")
+    return Section(
+        "curve_summaries",
+        "Curve summaries",
+        "Per group: ROC AUC (trapezoid over the ROC points, from (0, 0) to (1, 1)), average "
+        "precision (Σ (R_i − R_{i−1}) P_i) and AUPR (trapezoid rule from (recall 0, precision "
+        "1)); null for a group with one class only.",
+        summ,
+        tuple(notes),
+    )
+
+
+def _curves_section(ctx: AuditContext) -> Section | None:
+    table = _curve_table(ctx)
+    if table is None:
+        return None
+    from polars_fairmetrics.curves import pr_curve, roc_curve
+
+    keys = ["attribute", "group", "threshold"]
+    roc = roc_curve(table)
+    pr = pr_curve(table)
+    points = roc.join(pr, on=keys, how="left", nulls_equal=True, maintain_order="left")
+    return Section(
+        "curves",
+        "ROC and precision-recall curves",
+        "Per group and grid threshold t (predict positive when score ≥ t): fpr, tpr (ROC) and "
+        "precision, recall (PR); threshold +inf is the start of both curves (nothing "
+        "predicted positive). Kept small on a grid (curve_bins); use curves.roc_curve / "
+        "pr_curve on the rows for the exact curves.",
+        _in_attribute_order(points, ctx),
+        (_curve_note(ctx),),
+    )
+
+
+def _deployment_section(ctx: AuditContext) -> Section | None:
+    rate: float | None = ctx.extra.get("deploy_positive_rate")
+    if rate is None:
+        return None
+    from polars_fairmetrics.deployment import deployment_metrics
+
+    counts = ctx.counts.select(
+        "attribute", "group", *[c for c in ctx.counts.columns
+                                if c in (*COUNT_COLUMNS, *WEIGHTED_COUNT_COLUMNS)])
+    table = deployment_metrics(counts, deploy_positive_rate=rate, by="group",
+                               metrics=list(DEPLOYMENT_AUDIT_METRICS))
+    table = _in_attribute_order(
+        table.select("attribute", "group", "metric", "test_value", "value",
+                     *[c for c in table.columns
+                       if c not in ("attribute", "group", "metric", "test_value", "value")]),
+        ctx)
+    factor = table["deploy_factor"].drop_nulls()
+    k = f" (k = {float(factor[0]):.4g})" if factor.len() else ""
+    return Section(
+        "deployment",
+        "Deployment class ratio",
+        f"Each metric at a deployment positive rate of {rate:g} (value) beside its test value "
+        "(test_value): the negatives are scaled by one factor k = (neg/pos in deployment) / "
+        "(neg/pos in test), measured over all the audited rows; recall and FPR are unchanged.",
+        table,
+        (f"Assumption: each class behaves in deployment as in the test data (the "
+         f"class-conditional score distributions, hence TPR and FPR, are unchanged); only the "
+         f"class ratio changes, by one factor from the overall test ratio{k}, the same for "
+         "every group (the groups' base-rate differences are kept).",),
+    )
+
+
 EXTENSION_BUILDERS: tuple[SectionBuilder, ...] = (
     _metrics_intervals_section,
     _disparities_intervals_section,
@@ -740,10 +881,15 @@ EXTENSION_BUILDERS: tuple[SectionBuilder, ...] = (
     _between_intervals_section,
     _stability_section,
     _stability_distribution_section,
+    _curve_summaries_section,
+    _curves_section,
+    _deployment_section,
 )
 """Builders of the capabilities beyond the core (each returns ``None`` when its option is off):
 bootstrap intervals (replacing the metric, disparity, criteria and between-groups sections with
-``ci_low`` / ``ci_high`` columns added) and the ensemble stability sections."""
+``ci_low`` / ``ci_high`` columns added), the ensemble stability sections, the curve sections
+(with ``y_score``) and the deployment section (``deploy_positive_rate``)."""
+
 
 
 # ---------------------------------------------------------------------------------------------
@@ -889,6 +1035,9 @@ def audit(
     seed: int | None = None,
     models: Sequence[str] | None = None,
     progress: Callable[[str], None] | None = None,
+    curves: bool | None = None,
+    curve_bins: int | None = None,
+    deploy_positive_rate: float | None = None,
 ) -> Report:
     r"""Audit a classifier's predictions: per-group metrics, disparities, fairness criteria.
 
@@ -947,6 +1096,23 @@ def audit(
         (:func:`~polars_fairmetrics.ensemble_group_metrics` per attribute: label stability,
         jitter, uncertainties) and ``stability_distribution`` (a label-stability histogram per
         group). One more scan of ``data`` (all attributes in one ``collect_all``).
+    curves
+        With ``y_score``: add the ``curve_summaries`` (ROC AUC, average precision, AUPR per
+        group, :func:`~polars_fairmetrics.curve_summaries`) and ``curves`` (ROC and PR points per
+        group) sections, from a grid curve table (:func:`~polars_fairmetrics.curve_counts` with
+        ``mode="grid"``). One more scan of ``data`` (all attributes at once). Default: ``True``
+        when ``y_score`` is given.
+    curve_bins
+        Grid of the curves: ``curve_bins`` equal steps over ``score_bounds`` (default
+        :data:`CURVE_BINS` = 100, i.e. 101 thresholds per group) — keeps the report small; the
+        summaries are those of the grid curve (exact at the grid's thresholds).
+    deploy_positive_rate
+        Share of positives expected in deployment, strictly between 0 and 1: adds the
+        ``deployment`` section (:func:`~polars_fairmetrics.deployment_metrics` on the collected
+        count table, no extra scan): precision, NPV, F1 and accuracy per group at that class
+        ratio beside their test values. Assumes each class behaves as in the test data; one
+        factor :math:`k = ((1 - \pi) / \pi) / (neg_{test} / pos_{test})` from the overall test
+        ratio, the same for every group.
     progress
         Called with a short text before each long step (the CLI shows it on stderr).
 
@@ -998,6 +1164,23 @@ def audit(
         model_cols = tuple([models] if isinstance(models, str) else models)
         if not model_cols:
             raise InvalidOptionError("models= is an empty list")
+    if curves is None:
+        curves = y_score is not None
+    if curves and y_score is None:
+        raise InvalidOptionError("curves=True needs y_score= (the curves are over the scores)")
+    if curve_bins is not None and (isinstance(curve_bins, bool) or not isinstance(curve_bins, int)
+                                   or curve_bins < 1):
+        raise InvalidOptionError(f"curve_bins must be a positive integer, got {curve_bins!r}")
+    if curves and curve_bins is None and score_bounds is None:
+        raise InvalidOptionError(
+            "the audit's curves are on a grid over score_bounds: pass score_bounds=(low, high) "
+            "or curves=False")
+    if deploy_positive_rate is not None and (
+            isinstance(deploy_positive_rate, bool)
+            or not isinstance(deploy_positive_rate, (int, float))
+            or not 0.0 < float(deploy_positive_rate) < 1.0):
+        raise InvalidOptionError(
+            f"deploy_positive_rate must be strictly between 0 and 1, got {deploy_positive_rate!r}")
     for c in crit_names:
         if c not in DEFAULT_AUDIT_CRITERIA:
             raise InvalidOptionError(
@@ -1032,6 +1215,11 @@ def audit(
         ctx_extra["models"] = model_cols
     if progress is not None:
         ctx_extra["progress"] = progress
+    if curves:
+        ctx_extra.update({"curve_bins": curve_bins if curve_bins is not None else CURVE_BINS,
+                          "score_bounds": score_bounds, "engine": engine})
+    if deploy_positive_rate is not None:
+        ctx_extra["deploy_positive_rate"] = float(deploy_positive_rate)
     ctx = AuditContext(data=lf, counts=counts, options=opts, extra=ctx_extra)
     for builder in (*SECTION_BUILDERS, *EXTENSION_BUILDERS, *extra_sections):
         section = builder(ctx)
@@ -1047,6 +1235,10 @@ def audit(
                        "ci_method": interval_opts.ci_method, "seed": interval_opts.seed})
     if model_cols is not None:
         inputs["models"] = list(model_cols)
+    if curves:
+        inputs["curve_bins"] = ctx_extra["curve_bins"]
+    if deploy_positive_rate is not None:
+        inputs["deploy_positive_rate"] = float(deploy_positive_rate)
     return Report(inputs, list(ctx.sections.values()))
 
 

@@ -362,3 +362,43 @@ def test_progress_shows_the_audit_steps() -> None:
         pfm.audit(df, y_true="y", y_pred="p", by="g", intervals=20, seed=0, progress=record)
     assert steps == ["counting", "bootstrap g: 20 resamples"]
     assert "auditing: done in" in loud.getvalue()
+
+
+def test_report_curve_and_deployment_flags(capsys: pytest.CaptureFixture[str],
+                                           tmp_path: Path) -> None:
+    rng = np.random.default_rng(21)
+    n = 400
+    df = pl.DataFrame({"g": rng.choice(["a", "b"], size=n), "y": rng.integers(0, 2, size=n),
+                       "score": rng.uniform(0, 1, size=n)})
+    path = tmp_path / "scored.parquet"
+    df.write_parquet(path)
+    base = ("report", str(path), "--y-true", "y", "--y-score", "score", "--threshold", "0.5",
+            "--by", "g", "--format", "json", "--no-progress")
+    code, out, err = _main(capsys, *base, "--curve-bins", "20", "--deploy-positive-rate",
+                           "0.05")
+    assert code == 0, err
+    doc = json.loads(out)
+    assert doc["inputs"]["curve_bins"] == 20 and doc["inputs"]["deploy_positive_rate"] == 0.05
+    want = pfm.audit(df, y_true="y", y_score="score", threshold=0.5, by="g", curve_bins=20,
+                     deploy_positive_rate=0.05)
+    for name in ("curve_summaries", "deployment"):
+        back = pl.DataFrame(doc["sections"][name]["rows"], schema=want[name].schema,
+                            orient="row")
+        assert_frame_equal(back, want[name])
+    assert len(doc["sections"]["curves"]["rows"]) == 2 * 22
+    code, out, err = _main(capsys, *base, "--no-curves")
+    assert code == 0, err
+    sections = json.loads(out)["sections"]
+    assert "curves" not in sections and "curve_summaries" not in sections
+    assert "deployment" not in sections
+    for bad, msg in ((["--deploy-positive-rate", "1.5"], "--deploy-positive-rate"),
+                     (["--curve-bins", "0"], "--curve-bins"),
+                     (["--no-curves", "--curve-bins", "5"], "--no-curves")):
+        code, _, err = _main(capsys, *base, *bad)
+        assert code != 0 and msg in err, err
+    cfg = tmp_path / "audit.toml"
+    cfg.write_text("curves = false\ndeploy_positive_rate = 0.2\n")
+    code, out, err = _main(capsys, *base, "--config", str(cfg))
+    assert code == 0, err
+    sections = json.loads(out)["sections"]
+    assert "curves" not in sections and "deployment" in sections

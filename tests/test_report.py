@@ -705,3 +705,173 @@ def test_stability_sections_match_ensemble_module_and_numpy() -> None:
     assert html.count("<svg") >= 2 * 2 + 2  # metric bars and histograms per attribute
     with pytest.raises(InvalidOptionError, match="absent"):
         audit(df, y_true="y", y_pred="p", by="g", models=["p0", "nope"])
+
+
+# ---------------------------------------------------------------------------------------------
+# curves and deployment sections
+# ---------------------------------------------------------------------------------------------
+
+
+def _scored(seed: int, n: int = 600, weighted: bool = False) -> pl.DataFrame:
+    """Scores on the 1/16 grid (exact binary fractions): the audit's grid curve with
+    curve_bins=16 is then the exact curve, comparable with scikit-learn."""
+    rng = np.random.default_rng(seed)
+    g = rng.choice(["a", "b", "c"], size=n, p=[0.5, 0.35, 0.15])
+    s = rng.choice(["F", "M"], size=n)
+    y = rng.integers(0, 2, size=n)
+    y[g == "c"] = 0  # one class only: curve summaries undefined
+    score = np.clip(rng.integers(0, 17, size=n) + 4 * y - 2, 0, 16) / 16.0
+    df = pl.DataFrame({"g": g, "s": s, "y": y, "score": score})
+    if weighted:
+        w = rng.uniform(0, 3, size=n)
+        w[:3] = 0.0
+        df = df.with_columns(w=pl.Series(w))
+    return df
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_curve_sections_match_curves_module_and_sklearn(weighted: bool) -> None:
+    from sklearn.metrics import average_precision_score, roc_auc_score
+
+    df = _scored(3, weighted=weighted)
+    w = "w" if weighted else None
+    r = audit(df.lazy(), y_true="y", y_score="score", threshold=0.5, by=["g", "s"], weight=w,
+              curve_bins=16)
+    assert r.section_names[-2:] == ["curve_summaries", "curves"]
+    assert r.inputs["curve_bins"] == 16
+    summ = r["curve_summaries"]
+    for attr in ("g", "s"):
+        lib = pfm.curve_summaries(df, y_true="y", y_score="score", by=attr, weight=w,
+                                  mode="grid", bins=16)
+        got = summ.filter(pl.col("attribute") == attr).drop("attribute")
+        assert_frame_equal(got, lib.rename({attr: "group"}), check_exact=not weighted)
+        for row in got.iter_rows(named=True):
+            part = df.filter(pl.col(attr) == row["group"])
+            y, sc = part["y"].to_numpy(), part["score"].to_numpy()
+            sw = part["w"].to_numpy() if weighted else None
+            if len(set(y)) < 2:
+                assert row["roc_auc"] is None and (y.any() or row["average_precision"] is None)
+                continue
+            assert math.isclose(row["roc_auc"], roc_auc_score(y, sc, sample_weight=sw),
+                                rel_tol=1e-9)
+            assert math.isclose(row["average_precision"],
+                                average_precision_score(y, sc, sample_weight=sw), rel_tol=1e-9)
+        roc = pfm.roc_curve(df, y_true="y", y_score="score", by=attr, weight=w, mode="grid",
+                            bins=16)
+        pts = r["curves"].filter(pl.col("attribute") == attr)
+        assert_frame_equal(pts.select("group", "threshold", "fpr", "tpr"),
+                           roc.rename({attr: "group"}), check_exact=not weighted)
+        pr = pfm.pr_curve(df, y_true="y", y_score="score", by=attr, weight=w, mode="grid",
+                          bins=16)
+        assert_frame_equal(pts.select("group", "threshold", "precision", "recall"),
+                           pr.rename({attr: "group"}), check_exact=not weighted)
+
+
+def test_curves_default_off_without_scores_and_options() -> None:
+    df = _scored(4, n=200)
+    r = audit(df.with_columns(p=(pl.col("score") >= 0.5).cast(pl.Int64)), y_true="y",
+              y_pred="p", by="g")
+    assert "curves" not in r and "curve_summaries" not in r and "curve_bins" not in r.inputs
+    r = audit(df, y_true="y", y_score="score", threshold=0.5, by="g", curves=False)
+    assert "curves" not in r and "curve_summaries" not in r
+    r = audit(df, y_true="y", y_score="score", threshold=0.5, by="g")
+    assert r.inputs["curve_bins"] == 100
+    # 101 grid thresholds + the +inf start, per group
+    assert r["curves"].group_by("group").len()["len"].to_list() == [102] * 3
+    with pytest.raises(InvalidOptionError, match="y_score"):
+        audit(df, y_true="y", y_pred="y", by="g", curves=True)
+    with pytest.raises(InvalidOptionError, match="curve_bins"):
+        audit(df, y_true="y", y_score="score", threshold=0.5, by="g", curve_bins=0)
+    with pytest.raises(InvalidOptionError, match="deploy_positive_rate"):
+        audit(df, y_true="y", y_score="score", threshold=0.5, by="g", deploy_positive_rate=1.0)
+
+
+def test_curves_intersectional_and_one_extra_scan() -> None:
+    df = _scored(5, n=300)
+    r = audit(df, y_true="y", y_score="score", threshold=0.5, by=["g", "s"],
+              intersectional=True, curve_bins=8)
+    lib = pfm.curve_summaries(df.with_columns(pl.concat_str("g", "s", separator=" & ")
+                                              .alias("group")),
+                              y_true="y", y_score="score", by="group", mode="grid", bins=8)
+    assert_frame_equal(r["curve_summaries"].drop("attribute"), lib)
+    assert set(r["curve_summaries"]["attribute"]) == {"g & s"}
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_deployment_section_matches_module_and_oracle(weighted: bool) -> None:
+    df = _frame(9, weighted=weighted)
+    w = "w" if weighted else None
+    r = audit(df, y_true="y", y_pred="p", by=["g", "s"], weight=w, deploy_positive_rate=0.02)
+    assert r.section_names[-1] == "deployment" and r.inputs["deploy_positive_rate"] == 0.02
+    dep = r["deployment"]
+    assert set(dep["metric"]) == {"positive_predictive_value", "negative_predictive_value",
+                                  "f1_score", "accuracy"}
+    assert "class-conditional" in " ".join(r.section("deployment").notes)
+    for attr in ("g", "s"):
+        counts = pfm.confusion_counts(df, y_true="y", y_pred="p", by=attr, weight=w)
+        lib = pfm.deployment_metrics(counts, deploy_positive_rate=0.02, by=attr,
+                                     metrics=["positive_predictive_value",
+                                              "negative_predictive_value", "f1_score",
+                                              "accuracy"])
+        got = dep.filter(pl.col("attribute") == attr).drop("attribute")
+        assert_frame_equal(got.select(lib.rename({attr: "group"}).columns),
+                           lib.rename({attr: "group"}), check_exact=not weighted)
+        # brute-force oracle: one factor k from the overall test ratio
+        oc = _oracle_counts(df, attr, w)
+        pos = sum(c["tp"] + c["fn"] for c in oc.values())
+        neg = sum(c["fp"] + c["tn"] for c in oc.values())
+        k = (0.98 / 0.02) / (neg / pos)
+        for row in got.iter_rows(named=True):
+            c = oc[row["group"]]
+            tp, fp, tn, fn = c["tp"], c["fp"] * k, c["tn"] * k, c["fn"]
+            want = {"positive_predictive_value": _div(tp, tp + fp),
+                    "negative_predictive_value": _div(tn, tn + fn),
+                    "f1_score": _div(2 * tp, 2 * tp + fp + fn),
+                    "accuracy": _div(tp + tn, tp + fp + tn + fn)}[row["metric"]]
+            assert (row["value"] is None and want is None) or math.isclose(
+                row["value"], cast_float(want), rel_tol=1e-9), row
+            assert _close(row["test_value"],
+                          _oracle_metric(row["metric"], c) if row["metric"] != "f1_score"
+                          else _div(2 * c["tp"], 2 * c["tp"] + c["fp"] + c["fn"])) or weighted
+
+
+def cast_float(v: float | None) -> float:
+    assert v is not None
+    return v
+
+
+def test_curves_and_deployment_render_json_html(tmp_path: Path) -> None:
+    df = _scored(6, n=300)
+    r = audit(df, y_true="y", y_score="score", threshold=0.5, by=["g", "s"], curve_bins=10,
+              deploy_positive_rate=0.1)
+    doc = json.loads(r.to_json())
+    _check_schema(doc)
+    for name in ("curve_summaries", "curves", "deployment"):
+        rows = doc["sections"][name]["rows"]
+        for row in rows:  # non-finite floats are written as the strings "Infinity" …
+            for k, v in row.items():
+                if v == "Infinity":
+                    row[k] = math.inf
+        back = pl.DataFrame(rows, schema=r[name].schema, orient="row")
+        assert_frame_equal(back, r[name])
+    page = r.to_html(tmp_path / "r.html")
+    assert _external_refs(page) == []
+    if plot.available():
+        assert "ROC by g" in page and "Precision-recall by s" in page
+    text = str(r)
+    assert "Curve summaries" in text and "Deployment class ratio" in text
+    assert "lowest_threshold" in text  # the curves in brief, not every point
+    assert "Curve summaries" in r.to_markdown()
+    written = r.write_parquet(tmp_path / "pq")
+    assert {p.name for p in written} >= {"curves.parquet", "deployment.parquet"}
+    assert_frame_equal(pl.read_parquet(tmp_path / "pq" / "curves.parquet"), r["curves"])
+
+
+def test_curve_and_deployment_sections_streaming_engine() -> None:
+    df = _scored(7, n=300)
+    kw: dict[str, Any] = {"y_true": "y", "y_score": "score", "threshold": 0.5, "by": ["g", "s"],
+                          "curve_bins": 12, "deploy_positive_rate": 0.3}
+    a = audit(df.lazy(), **kw)
+    b = audit(df.lazy(), engine="streaming", **kw)
+    for name in ("curve_summaries", "curves", "deployment"):
+        assert_frame_equal(a[name], b[name])
