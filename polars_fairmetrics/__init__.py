@@ -62,6 +62,7 @@ from polars_fairmetrics.exceptions import (
     InvalidThresholdError,
     InvalidWeightError,
     ReferenceGroupError,
+    SectionNotFoundError,
 )
 from polars_fairmetrics.metrics import (
     METRICS,
@@ -103,6 +104,7 @@ __all__ = [
     "InvalidWeightError",
     "ReferenceGroupError",
     "Report",
+    "SectionNotFoundError",
     "accuracy_equality_difference",
     "audit",
     "average_precision",

@@ -56,6 +56,7 @@ from polars_fairmetrics.counts import (
     WEIGHTED_COUNT_COLUMNS,
     is_weighted,
 )
+from polars_fairmetrics.deployment import _deploy_ratio
 from polars_fairmetrics.disparity import Reference, _make_reference_guard, _reference_mask
 from polars_fairmetrics.exceptions import MSG_SCORE_NAN, InvalidOptionError, InvalidScoreError
 from polars_fairmetrics.metrics import (
@@ -620,21 +621,16 @@ def _base(weighted: bool) -> tuple[pl.Expr, pl.Expr, pl.Expr, pl.Expr]:
 
 def _deployment_factor(pos: pl.Expr, neg: pl.Expr, deploy_positive_rate: float | None,
                        deploy_neg_pos_ratio: float | None) -> pl.Expr | None:
-    r"""f = (neg_deploy / pos_deploy) / (neg_test / pos_test), from the table's own classes."""
+    r"""f = (neg_deploy / pos_deploy) / (neg_test / pos_test), from the table's own classes.
+
+    The deployment ratio is validated and computed by :mod:`polars_fairmetrics.deployment`;
+    here the test ratio is each group's own (a curve per group), where
+    :func:`~polars_fairmetrics.deployment.deployment_counts` with one rate uses the overall one.
+    """
     if deploy_positive_rate is None and deploy_neg_pos_ratio is None:
         return None
-    if deploy_positive_rate is not None and deploy_neg_pos_ratio is not None:
-        raise InvalidOptionError("pass one of deploy_positive_rate= or deploy_neg_pos_ratio=")
-    if deploy_positive_rate is not None:
-        if not 0.0 < deploy_positive_rate < 1.0:
-            raise InvalidOptionError(
-                f"deploy_positive_rate={deploy_positive_rate!r} must be in (0, 1)")
-        ratio = (1.0 - deploy_positive_rate) / deploy_positive_rate
-    else:
-        ratio = cast(float, deploy_neg_pos_ratio)
-        if not (math.isfinite(ratio) and ratio > 0):
-            raise InvalidOptionError(f"deploy_neg_pos_ratio={ratio!r} must be finite and > 0")
-    return safe_div(pos * ratio, neg)
+    ratio = _deploy_ratio(deploy_positive_rate, deploy_neg_pos_ratio)
+    return safe_div(pos * cast(float, ratio), neg)
 
 
 def _points(table: FrameT, keys: list[str], weighted: bool, deploy_positive_rate: float | None,

@@ -18,6 +18,7 @@ __all__ = [
     "InvalidThresholdError",
     "InvalidWeightError",
     "ReferenceGroupError",
+    "SectionNotFoundError",
 ]
 
 MSG_MISSING_COLUMN = "column {column!r} ({role}) not found; available columns: {available}"
@@ -82,3 +83,10 @@ class ReferenceGroupError(FairMetricsError):
 
 class EmptyGroupError(FairMetricsError):
     """A group or stratum required by the computation has no rows."""
+
+
+class SectionNotFoundError(FairMetricsError, KeyError):
+    """A report has no section of that name (a ``KeyError`` too, for mapping-style access)."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""

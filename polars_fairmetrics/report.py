@@ -43,7 +43,7 @@ from polars_fairmetrics.counts import (
     count_columns,
 )
 from polars_fairmetrics.disparity import CRITERIA, between_groups, disparities, fairness_criteria
-from polars_fairmetrics.exceptions import InvalidOptionError
+from polars_fairmetrics.exceptions import InvalidOptionError, SectionNotFoundError
 from polars_fairmetrics.metrics import METRICS, metrics_from_counts, resolve_metric, safe_div
 
 __all__ = [
@@ -215,9 +215,10 @@ class Report:
         return name in self.sections
 
     def section(self, name: str) -> Section:
-        """The section called ``name`` (``KeyError`` naming the sections present)."""
+        """The section called ``name`` (:class:`SectionNotFoundError`, also a ``KeyError``,
+        naming the sections present)."""
         if name not in self.sections:
-            raise KeyError(f"no section {name!r} in this report; sections: "
+            raise SectionNotFoundError(f"no section {name!r} in this report; sections: "
                            f"{', '.join(self.sections)}")
         return self.sections[name]
 

@@ -251,8 +251,10 @@ def _zero_stratum_uniform(t: pl.DataFrame) -> None:
 
 
 def _section_error(report: Any) -> None:
-    with pytest.raises(KeyError, match=r"no section 'fairness' in this report; sections: "
-                       r"groups, metrics, disparities"):
+    from polars_fairmetrics.exceptions import FairMetricsError
+
+    with pytest.raises(FairMetricsError, match=r"no section 'fairness' in this report; "
+                       r"sections: groups, metrics, disparities"):
         report.section("fairness")
     with pytest.raises(KeyError, match=r"no section 'fairness'"):
         report["fairness"]
@@ -591,7 +593,7 @@ CATALOG: list[Entry] = [
           r"n = 1000000 gives C\(n \+ 7, 7\) = \d+ matrices, which overflows Int64", "build",
           requires="properties"),
     Entry("report_unknown_section", "an unknown report section (`report[\"fairness\"]`)",
-          "`KeyError` (a mapping lookup, not a `FairMetricsError`) naming the sections present",
+          "`SectionNotFoundError` (a `FairMetricsError` and a `KeyError`) naming the sections",
           base(), lambda d: _mod("report").audit(d, y_true="y", y_pred="p", by="g"),
           check=_section_error, requires="report"),
     Entry("report_unknown_gate", "a gate naming an unknown criterion or metric",
