@@ -25,9 +25,7 @@ import os
 import platform
 import sys
 import tempfile
-import time
 import warnings
-from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -35,6 +33,8 @@ import polars as pl
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+from _common import best_of  # noqa: E402
 
 import polars_fairmetrics as pfm  # noqa: E402
 
@@ -54,15 +54,6 @@ def make_data(n: int, path: Path, seed: int = 0) -> None:
         frames.append(pl.DataFrame({"group": g, "y": y.astype(np.int8),
                                     "pred": p.astype(np.int8), "w": w}))
     pl.concat(frames).write_parquet(path, row_group_size=1_000_000)
-
-
-def best_of(fn: Callable[[], object], repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return min(times)
 
 
 def floor(path: Path) -> pl.DataFrame:

@@ -23,9 +23,7 @@ import argparse
 import platform
 import sys
 import tempfile
-import time
 import warnings
-from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -33,6 +31,8 @@ import polars as pl
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+from _common import best_of  # noqa: E402
 
 import polars_fairmetrics as pfm  # noqa: E402
 
@@ -50,15 +50,6 @@ def make_data(n: int, path: Path, seed: int = 0) -> None:
         frames.append(pl.DataFrame({"group": g, "sex": s, "y": y.astype(np.int8),
                                     "pred": p.astype(np.int8), "w": rng.random(m) * 2}))
     pl.concat(frames).write_parquet(path, row_group_size=1_000_000)
-
-
-def best_of(fn: Callable[[], object], repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return min(times)
 
 
 def floor(path: Path) -> pl.DataFrame:

@@ -26,7 +26,6 @@ import shutil
 import sys
 import time
 import warnings
-from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -34,6 +33,8 @@ import polars as pl
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+from _common import best_of  # noqa: E402
 
 import polars_fairmetrics as pfm  # noqa: E402
 from polars_fairmetrics.spark import spark_confusion_counts  # noqa: E402
@@ -58,15 +59,6 @@ def make_data(n: int, folder: Path, files: int, seed: int = 0) -> None:
             "y": y.astype(np.int8), "pred": (s >= 0.5).astype(np.int8), "score": s,
             "w": rng.random(m) * 2,
         }).write_parquet(folder / f"part-{i:03d}.parquet", row_group_size=500_000)
-
-
-def best_of(fn: Callable[[], object], repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return min(times)
 
 
 def main() -> None:
