@@ -33,8 +33,10 @@ CONFIG_KEYS: dict[str, tuple[tuple[type, ...], str]] = {
     "score_bounds": ((str, list), "allowed score range [low, high], or 'none'"),
     "by": ((str, list), "protected attribute column(s)"),
     "weight": (_STR, "sample-weight column"),
-    "reference": ((str, int, float, bool, dict),
-                  "'overall', 'rest', a group, or a table {attribute = group}"),
+    "reference": (
+        (str, int, float, bool, dict),
+        "'overall', 'rest', a group, or a table {attribute = group}",
+    ),
     "pos_label": (_LABEL, "positive class label"),
     "neg_label": (_LABEL, "negative class label"),
     "metrics": ((str, list), "metric names, or 'all'"),
@@ -86,10 +88,12 @@ def _check(key: str, value: Any, path: str) -> None:
     if not isinstance(value, types):
         raise ConfigError(f"config {path}: key {key!r} must be {meaning}, got {value!r}")
     if key == "score_bounds" and isinstance(value, list):
-        if len(value) != 2 or not all(isinstance(v, (int, float)) and not isinstance(v, bool)
-                                      for v in value):
-            raise ConfigError(f"config {path}: key 'score_bounds' must be [low, high], got "
-                              f"{value!r}")
+        if len(value) != 2 or not all(
+            isinstance(v, (int, float)) and not isinstance(v, bool) for v in value
+        ):
+            raise ConfigError(
+                f"config {path}: key 'score_bounds' must be [low, high], got {value!r}"
+            )
         return
     if isinstance(value, list) and not all(isinstance(v, str) for v in value):
         raise ConfigError(f"config {path}: key {key!r} must be a list of strings, got {value!r}")
@@ -122,6 +126,7 @@ def load_config(path: str | Path) -> dict[str, Any]:
     for key, value in data.items():
         if key not in CONFIG_KEYS:
             raise ConfigError(
-                f"config {path}: unknown key {key!r}; known keys: {', '.join(CONFIG_KEYS)}")
+                f"config {path}: unknown key {key!r}; known keys: {', '.join(CONFIG_KEYS)}"
+            )
         _check(key, value, str(path))
     return dict(data)

@@ -25,16 +25,17 @@ def metrics_reference_markdown() -> str:
         )
     lines += [
         "",
-        "| fairness criterion | base metric | composed as |",
+        "| fairness criterion | base metric(s) | composed as |",
         "|---|---|---|",
     ]
-    for name, (base, how) in CRITERIA.items():
-        comp = "group − reference" if how == "difference" else "group / reference"
-        lines.append(f"| `{name}` | `{base}` | {comp} |")
-    lines.append(
-        "| `equalized_odds_difference` | `false_positive_rate`, `false_negative_rate` "
-        "| max(abs(ΔFPR), abs(ΔFNR)) |"
-    )
+    compositions = {
+        "difference": "group − reference",
+        "ratio": "group / reference",
+        "max_abs_difference": "largest absolute difference",
+    }
+    for c in CRITERIA.values():
+        bases = ", ".join(f"`{m}`" for m in c.metrics)
+        lines.append(f"| `{c.name}` | {bases} | {compositions[c.composition]}: {c.description} |")
     return "\n".join(lines) + "\n"
 
 

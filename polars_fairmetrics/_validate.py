@@ -2,7 +2,10 @@
 
 Schema checks happen when a query is *built* (``collect_schema()`` does not scan data); value
 checks (a third label, a negative weight, a score outside [0, 1]) happen on the small count table
-produced by the single scan, so they cost nothing extra and still name the column and the value.
+produced by the single scan, so they cost almost nothing and still name the column and the value:
+the scan adds one cheap aggregation per checked column (:func:`weight_check`), and when a check
+fails a second, error-only pass over the input finds the offending value
+(:func:`raise_bad_weight`).
 """
 
 from __future__ import annotations
@@ -10,6 +13,8 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from fractions import Fraction
+from typing import NoReturn
 
 import polars as pl
 
@@ -57,9 +62,7 @@ def schema_of(data: pl.DataFrame | pl.LazyFrame) -> pl.Schema:
         return data.collect_schema()
     if isinstance(data, pl.DataFrame):
         return data.schema
-    raise InvalidOptionError(
-        f"expected a polars DataFrame or LazyFrame, got {type(data).__name__}"
-    )
+    raise InvalidOptionError(f"expected a polars DataFrame or LazyFrame, got {type(data).__name__}")
 
 
 def require_columns(schema: pl.Schema, role: str, columns: Iterable[str]) -> None:
@@ -118,8 +121,11 @@ class LabelSpec:
             if len(others) > 1:
                 raise InvalidLabelError(
                     MSG_TWO_NEGATIVES.format(
-                        column=self.column, role=self.role, pos=self.pos,
-                        first=others[0], second=others[1],
+                        column=self.column,
+                        role=self.role,
+                        pos=self.pos,
+                        first=others[0],
+                        second=others[1],
                     )
                 )
         else:
@@ -183,7 +189,9 @@ def resolve_label_spec(
         return LabelSpec(column, role, pos_label, neg_label)
     raise InvalidDtypeError(
         MSG_BAD_DTYPE.format(
-            column=column, role=role, dtype=dtype,
+            column=column,
+            role=role,
+            dtype=dtype,
             expected="Boolean, numeric, String, Categorical or Enum labels",
         )
     )
@@ -216,8 +224,106 @@ def validate_thresholds(
     return sorted(out)
 
 
-def check_weight_summary(column: str, w_min: float | None, w_max: float | None,
-                         w_sum: float | None) -> None:
+def threshold_grid(bins: int | Sequence[float], bounds: tuple[float, float] | None) -> list[float]:
+    r"""The one threshold grid of counts and curves, sorted ascending.
+
+    An integer ``bins`` gives ``bins + 1`` equal steps over ``bounds = (low, high)``: threshold
+    :math:`t_i` is the double nearest the exact value
+
+    .. math:: t_i = low + i \cdot (high - low) / bins, \qquad i = 0 \dots bins
+
+    where *low* and *high* are the decimals as written (the shortest text of the floats), computed
+    in exact rational arithmetic and rounded once. So the grid's thresholds are the decimal
+    values a user expects: ``threshold_grid(10, (0, 1))`` holds ``0.3`` itself, not
+    ``0.30000000000000004`` (what ``np.linspace`` gives), and a score of exactly 0.3 is
+    predicted positive at threshold 0.3. A list is checked by :func:`validate_thresholds`.
+
+    Examples
+    --------
+    >>> threshold_grid(10, (0.0, 1.0))[3]
+    0.3
+    >>> threshold_grid([0.5, 0.2], None)
+    [0.2, 0.5]
+    """
+    if isinstance(bins, bool) or not isinstance(bins, int):
+        return validate_thresholds(bins, bounds)
+    if bins < 1:
+        raise InvalidOptionError(f"bins={bins!r} must be a positive integer")
+    if bounds is None:
+        raise InvalidOptionError(
+            "mode='grid' with an integer bins= needs score_bounds=(low, high); or pass the "
+            "thresholds as a list"
+        )
+    if not all(math.isfinite(float(b)) for b in bounds):
+        raise InvalidOptionError(f"score_bounds={bounds!r} must be finite")
+    low, high = (Fraction(repr(float(b))) for b in bounds)
+    if not low < high:
+        raise InvalidOptionError(f"score_bounds={bounds!r} must be (low, high) with low < high")
+    return [float(low + i * (high - low) / bins) for i in range(bins + 1)]
+
+
+def threshold_index(score: pl.Expr, thresholds: Sequence[float]) -> pl.Expr:
+    """How many of the (ascending) ``thresholds`` are ``<= score``: a row is predicted positive
+    at the *i*-th threshold (from 1) iff its index is ``>= i`` (the rule ``score >= t``).
+
+    Null where the score is null. A few thresholds: one comparison each (fastest); many: a
+    binary search. Counts and curves both bin scores with it.
+    """
+    s = score.cast(pl.Float64)
+    if len(thresholds) <= 32:
+        n_below = pl.sum_horizontal([(s >= t).cast(pl.Int64) for t in thresholds])
+    else:
+        n_below = (
+            pl.lit(pl.Series(list(thresholds), dtype=pl.Float64))
+            .search_sorted(s, side="right")
+            .cast(pl.Int64)
+        )
+    return pl.when(s.is_not_null()).then(n_below)
+
+
+def weight_check(weight: pl.Expr) -> pl.Expr:
+    r"""One aggregation that both counts the null weights and flags invalid ones.
+
+    .. math:: \sum_i \begin{cases} 1 & w_i \text{ null} \\ 0 \cdot \sqrt{w_i} & \text{else}
+              \end{cases}
+
+    is the number of null weights (exact in Float64 up to :math:`2^{53}` rows) when every weight
+    is finite and non-negative, and NaN as soon as one is negative (:math:`\sqrt{w} =` NaN), NaN
+    or infinite (:math:`0 \cdot \infty =` NaN). ``weight`` must be Float64.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> df = pl.DataFrame({"w": [1.0, None, 0.0, -0.0]})
+    >>> df.select(weight_check(pl.col("w"))).item()
+    1.0
+    >>> df.with_columns(w=pl.Series([1.0, None, -2.0, 3.0])).select(weight_check(pl.col("w"))).item()
+    nan
+    """  # noqa: E501
+    return (0.0 * weight.sqrt()).fill_null(1.0).sum()
+
+
+def raise_bad_weight(source: pl.LazyFrame, column: str) -> NoReturn:
+    """Raise :class:`InvalidWeightError` naming ``column`` and an invalid value of it.
+
+    The error path of :func:`weight_check`: one more pass over ``source`` (only when the check
+    failed) for the minimum, maximum and sum of the weights, judged by
+    :func:`check_weight_summary`. Raises a message without the value if that pass finds none (a
+    source that changed between the passes).
+    """
+    w = pl.col(column).cast(pl.Float64)
+    summary = source.select(w.min(), w.max().alias("max"), w.sum().alias("sum"))
+    w_min, w_max, w_sum = summary.collect(engine="streaming").row(0)
+    check_weight_summary(column, w_min, w_max, w_sum)
+    raise InvalidWeightError(
+        f"column {column!r} (weight) has a negative, NaN or infinite weight (the value was not "
+        "found again in the input)"
+    )
+
+
+def check_weight_summary(
+    column: str, w_min: float | None, w_max: float | None, w_sum: float | None
+) -> None:
     """Raise :class:`InvalidWeightError` from a weight column's min, max and sum.
 
     NaN propagates into the sum while min and max skip it, so the three together tell negative,
@@ -231,8 +337,13 @@ def check_weight_summary(column: str, w_min: float | None, w_max: float | None,
         raise InvalidWeightError(MSG_NONFINITE_WEIGHT.format(column=column, value=float("nan")))
 
 
-def check_score_summary(column: str, s_min: float | None, s_max: float | None, n_nan: int,
-                        bounds: tuple[float, float] | None) -> None:
+def check_score_summary(
+    column: str,
+    s_min: float | None,
+    s_max: float | None,
+    n_nan: int,
+    bounds: tuple[float, float] | None,
+) -> None:
     """Raise :class:`InvalidScoreError` for NaN scores or scores outside ``bounds``."""
     if n_nan:
         raise InvalidScoreError(MSG_SCORE_NAN.format(column=column))
@@ -241,12 +352,14 @@ def check_score_summary(column: str, s_min: float | None, s_max: float | None, n
             continue
         if not math.isfinite(v) or (bounds is not None and not bounds[0] <= v <= bounds[1]):
             low, high = bounds if bounds is not None else (-math.inf, math.inf)
-            raise InvalidScoreError(MSG_SCORE_RANGE.format(column=column, value=v, low=low,
-                                                           high=high))
+            raise InvalidScoreError(
+                MSG_SCORE_RANGE.format(column=column, value=v, low=low, high=high)
+            )
 
 
-def check_mapping_keys(mapping: Mapping[object, object], allowed: Iterable[object],
-                       what: str) -> None:
+def check_mapping_keys(
+    mapping: Mapping[object, object], allowed: Iterable[object], what: str
+) -> None:
     """Raise :class:`InvalidOptionError` when ``mapping`` names a key not in ``allowed``."""
     allowed_set = set(allowed)
     for k in mapping:

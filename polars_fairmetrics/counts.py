@@ -25,20 +25,25 @@ from polars_fairmetrics._validate import (
     as_list,
     check_reserved,
     check_score_summary,
-    check_weight_summary,
+    raise_bad_weight,
     require_columns,
     require_numeric,
     resolve_label_spec,
     schema_of,
+    threshold_index,
     validate_thresholds,
+    weight_check,
 )
 from polars_fairmetrics.exceptions import InvalidOptionError
+from polars_fairmetrics.inputs import accepts_tables
+from polars_fairmetrics.results import RESERVED
 
 __all__ = [
     "COUNT_COLUMNS",
     "NULL_COLUMNS",
     "PARTITION_COLUMNS",
     "WEIGHTED_COUNT_COLUMNS",
+    "WEIGHT_SQUARE_COLUMNS",
     "combine_counts",
     "confusion_counts",
     "count_columns",
@@ -49,6 +54,9 @@ COUNT_COLUMNS: tuple[str, ...] = ("tp", "fp", "tn", "fn", "n")
 """Integer count columns of a count table."""
 WEIGHTED_COUNT_COLUMNS: tuple[str, ...] = ("tp_w", "fp_w", "tn_w", "fn_w", "n_w")
 """Weighted-sum columns of a count table (present when a weight column was given)."""
+WEIGHT_SQUARE_COLUMNS: tuple[str, ...] = ("tp_w2", "fp_w2", "tn_w2", "fn_w2")
+"""Sums of squared weights per cell (``weight_squares=True``): what the bootstrap needs to
+resample weighted sums from counts (:func:`~polars_fairmetrics.resample_counts`)."""
 NULL_COLUMNS: tuple[str, ...] = ("n_null", "n_null_y_true", "n_null_y_pred", "n_null_weight")
 """Rows left out because a value was null: in total, and by the column that was null."""
 PARTITION_COLUMNS: tuple[str, ...] = ("attribute", "threshold", "replicate")
@@ -59,9 +67,8 @@ _BIN = "_pfm_bin"
 _N = "_pfm_n"
 _W = "_pfm_w"
 _WNULL = "_pfm_w_null"
-_WMIN = "_pfm_w_min"
-_WMAX = "_pfm_w_max"
-_SNAN = "_pfm_s_nan"
+_WCHK = "_pfm_w_check"
+_W2 = "_pfm_w2"
 _SMIN = "_pfm_s_min"
 _SMAX = "_pfm_s_max"
 _IDX = "_pfm_idx"
@@ -70,7 +77,7 @@ _ALL = "_pfm_all"
 
 def count_columns(table_columns: Sequence[str]) -> list[str]:
     """The additive count columns present in a table with columns ``table_columns``."""
-    known = (*COUNT_COLUMNS, *WEIGHTED_COUNT_COLUMNS, *NULL_COLUMNS)
+    known = (*COUNT_COLUMNS, *WEIGHTED_COUNT_COLUMNS, *WEIGHT_SQUARE_COLUMNS, *NULL_COLUMNS)
     return [c for c in table_columns if c in known]
 
 
@@ -89,6 +96,7 @@ class _Plan:
     weight: str | None
     score_bounds: tuple[float, float] | None
     key_schema: dict[str, pl.DataType]
+    weight_squares: bool = False
 
 
 def _plan(
@@ -104,6 +112,7 @@ def _plan(
     neg_label: Label | None,
     score_bounds: tuple[float, float] | None,
     separately: bool,
+    weight_squares: bool = False,
 ) -> _Plan:
     schema = schema_of(data)
     keys = as_list(by)
@@ -115,14 +124,14 @@ def _plan(
         raise InvalidOptionError("threshold= applies to y_score=, not to y_pred=")
     require_columns(schema, "y_true", [y_true])
     require_columns(schema, "group", keys)
-    reserved = [*COUNT_COLUMNS, *WEIGHTED_COUNT_COLUMNS, *NULL_COLUMNS, "threshold", "replicate",
-                "metric", "value"]
-    check_reserved(keys, reserved + (["attribute", "group"] if separately else []))
+    check_reserved(keys, [*COUNT_COLUMNS, *WEIGHTED_COUNT_COLUMNS, *NULL_COLUMNS, *RESERVED])
     for role, col in (("y_pred", y_pred), ("y_score", y_score), ("weight", weight)):
         if col is not None:
             require_columns(schema, role, [col])
     if weight is not None:
         require_numeric(schema, weight, "weight")
+    if weight_squares and weight is None:
+        raise InvalidOptionError("weight_squares=True needs weight=")
     thresholds = None
     if y_score is not None:
         require_numeric(schema, y_score, "y_score")
@@ -142,6 +151,7 @@ def _plan(
         weight=weight,
         score_bounds=score_bounds,
         key_schema={k: schema[k] for k in keys},
+        weight_squares=bool(weight_squares),
     )
 
 
@@ -151,28 +161,21 @@ def _cells(lf: pl.LazyFrame, plan: _Plan) -> pl.LazyFrame:
     if plan.y_pred is not None:
         pred = pl.col(plan.y_pred.column).alias(_BIN)
     else:
-        s = pl.col(cast(str, plan.y_score)).cast(pl.Float64)
-        thresholds = cast(list[float], plan.thresholds)
-        # bin = how many thresholds are <= s: a row is predicted positive at the i-th threshold
-        # iff bin >= i. A few thresholds: one comparison each (fastest); many: binary search.
-        if len(thresholds) <= 32:
-            n_below = pl.sum_horizontal([(s >= t).cast(pl.UInt16) for t in thresholds])
-        else:
-            n_below = pl.lit(pl.Series(thresholds, dtype=pl.Float64)).search_sorted(
-                s, side="right")
-        pred = pl.when(s.is_not_null()).then(n_below).alias(_BIN)
+        # bin = how many thresholds are <= s (the one binning rule of counts and curves)
+        s = pl.col(cast(str, plan.y_score))
+        pred = threshold_index(s, cast(list[float], plan.thresholds)).alias(_BIN)
+    # Validation adds one cheap aggregation per cell beyond len and the weight sum: the
+    # null-weight count, NaN when a weight is negative, NaN or infinite (``weight_check``);
+    # scores add their min and NaN-propagating max (NaN, out of bounds).
     aggs: list[pl.Expr] = [pl.len().alias(_N)]
     if plan.weight is not None:
         w = pl.col(plan.weight).cast(pl.Float64)
-        aggs += [
-            w.sum().alias(_W),
-            w.null_count().alias(_WNULL),
-            w.min().alias(_WMIN),
-            w.max().alias(_WMAX),
-        ]
+        aggs += [w.sum().alias(_W), weight_check(w).alias(_WCHK)]
+    if plan.weight_squares:
+        aggs.append(pl.col(cast(str, plan.weight)).cast(pl.Float64).pow(2).sum().alias(_W2))
     if plan.y_score is not None:
         s = pl.col(plan.y_score).cast(pl.Float64)
-        aggs += [s.is_nan().sum().alias(_SNAN), s.min().alias(_SMIN), s.max().alias(_SMAX)]
+        aggs += [s.min().alias(_SMIN), s.nan_max().alias(_SMAX)]
     return lf.group_by([*keys, pl.col(plan.y_true.column).alias(_YT), pred]).agg(aggs)
 
 
@@ -181,11 +184,17 @@ def _guard_schema(plan: _Plan) -> dict[str, Any]:
     schema.update({_YT: pl.Boolean, _BIN: pl.Int64, _N: pl.Int64})
     if plan.weight is not None:
         schema.update({_W: pl.Float64, _WNULL: pl.Int64})
+    if plan.weight_squares:
+        schema[_W2] = pl.Float64
     return schema
 
 
-def _make_guard(plan: _Plan) -> Any:
-    """A function validating the small cell table (labels, weights, scores) and mapping labels."""
+def _make_guard(plan: _Plan, source: pl.LazyFrame) -> Any:
+    """A function validating the small cell table (labels, weights, scores) and mapping labels.
+
+    ``source`` is the scanned input: read again only when a weight check failed, to name the
+    offending value (:func:`~polars_fairmetrics._validate.raise_bad_weight`).
+    """
 
     def guard(cells: pl.DataFrame) -> pl.DataFrame:
         yt_map = plan.y_true.to_bool(cells[_YT])
@@ -202,24 +211,24 @@ def _make_guard(plan: _Plan) -> Any:
                 else pl.lit(None, dtype=pl.Int64).alias(_BIN)
             )
         else:
+            high = out[_SMAX]
             check_score_summary(
                 cast(str, plan.y_score),
                 cast("float | None", out[_SMIN].min()),
-                cast("float | None", out[_SMAX].max()),
-                int(cast(int, out[_SNAN].sum())),
+                cast("float | None", high.max()),  # max skips NaN: NaN is counted apart
+                int(high.is_nan().sum()),
                 plan.score_bounds,
             )
             out = out.with_columns(pl.col(_BIN).cast(pl.Int64))
         if plan.weight is not None:
-            check_weight_summary(
-                plan.weight,
-                cast("float | None", out[_WMIN].min()),
-                cast("float | None", out[_WMAX].max()),
-                cast("float | None", out[_W].sum()) if out.height else None,
-            )
+            if out[_WCHK].is_nan().any():
+                raise_bad_weight(source, plan.weight)
+            out = out.with_columns(pl.col(_WCHK).cast(pl.Int64).alias(_WNULL))
         out = out.with_columns(pl.col(_N).cast(pl.Int64))
         if plan.weight is not None:
             out = out.with_columns(pl.col(_WNULL).cast(pl.Int64), pl.col(_W).cast(pl.Float64))
+        if plan.weight_squares:
+            out = out.with_columns(pl.col(_W2).cast(pl.Float64))
         return out.select(list(_guard_schema(plan)))
 
     return guard
@@ -253,6 +262,15 @@ def _assemble(cells: pl.LazyFrame, plan: _Plan) -> pl.LazyFrame:
             w.filter(~yt & ~pp).sum().alias("tn_w"),
             w.filter(yt & ~pp).sum().alias("fn_w"),
         ]
+    squares = list(WEIGHT_SQUARE_COLUMNS) if plan.weight_squares else []
+    if squares:
+        w2 = pl.col(_W2)
+        cell_aggs += [
+            w2.filter(yt & pp).sum().alias("tp_w2"),
+            w2.filter(~yt & pp).sum().alias("fp_w2"),
+            w2.filter(~yt & ~pp).sum().alias("tn_w2"),
+            w2.filter(yt & ~pp).sum().alias("fn_w2"),
+        ]
     sums = cells_by_thr.group_by([*keys, _IDX]).agg(cell_aggs)
     n_null_weight = pl.col(_WNULL).sum() if weighted else pl.lit(0, dtype=pl.Int64)
     nulls = cells.group_by(keys).agg(
@@ -270,43 +288,50 @@ def _assemble(cells: pl.LazyFrame, plan: _Plan) -> pl.LazyFrame:
     w_cols = ["tp_w", "fp_w", "tn_w", "fn_w"] if weighted else []
     table = table.with_columns(
         *[pl.col(c).fill_null(0).cast(pl.Int64) for c in int_cols],
-        *[pl.col(c).fill_null(0.0).cast(pl.Float64) for c in w_cols],
-        *[pl.col(c).cast(pl.Int64) for c in ("n_null", "n_null_y_true", "n_null_y_pred",
-                                             "n_null_weight")],
+        *[pl.col(c).fill_null(0.0).cast(pl.Float64) for c in [*w_cols, *squares]],
+        *[
+            pl.col(c).cast(pl.Int64)
+            for c in ("n_null", "n_null_y_true", "n_null_y_pred", "n_null_weight")
+        ],
     ).with_columns(pl.sum_horizontal(int_cols).alias("n"))
     if weighted:
         table = table.with_columns(pl.sum_horizontal(w_cols).alias("n_w"))
     null_cols = ["n_null", "n_null_y_true", "n_null_y_pred"]
     null_cols += ["n_null_weight"] if weighted else []
     out_keys = plan.keys + (["threshold"] if plan.thresholds is not None else [])
-    cols = [*out_keys, *int_cols, "n", *w_cols, *(["n_w"] if weighted else []), *null_cols]
+    cols = [*out_keys, *int_cols, "n", *w_cols, *(["n_w"] if weighted else []), *squares]
+    cols += null_cols
     return table.select(cols)
 
 
 def _rollup_separately(table: pl.LazyFrame, plan: _Plan) -> pl.LazyFrame:
     """Each attribute on its own: sum the intersectional table over the other attributes.
 
-    One chain (unpivot the keys, then one group_by), so the rows are still scanned once.
+    The keys stay typed columns side by side: a row of attribute ``a`` carries its value of
+    ``a`` and nulls for the other keys, and the ``attribute`` column names ``a``. One chain (a
+    cross join with the attribute names, then one group_by), so the rows are still scanned once.
     """
     partition = ["threshold"] if plan.thresholds is not None else []
     sums = [c for c in table.collect_schema().names() if c not in (*plan.keys, *partition)]
     order = {k: i for i, k in enumerate(plan.keys)}
+    attributes = pl.LazyFrame({"attribute": plan.keys}, schema={"attribute": pl.String})
+    only_own = [pl.when(pl.col("attribute") == k).then(pl.col(k)).alias(k) for k in plan.keys]
     return (
-        table.with_columns(pl.col(plan.keys).cast(pl.String))
-        .unpivot(on=plan.keys, index=[*partition, *sums], variable_name="attribute",
-                 value_name="group")
-        .group_by(["attribute", "group", *partition])
+        table.join(attributes, how="cross")
+        .with_columns(only_own)
+        .group_by(["attribute", *plan.keys, *partition])
         .agg(pl.col(sums).sum())
         .sort(
             pl.col("attribute").replace_strict(order, return_dtype=pl.Int64),
-            "group",
+            *plan.keys,
             *partition,
             nulls_last=True,
         )
-        .select(["attribute", "group", *partition, *sums])
+        .select(["attribute", *plan.keys, *partition, *sums])
     )
 
 
+@accepts_tables
 def confusion_counts(
     data: FrameT,
     *,
@@ -320,6 +345,7 @@ def confusion_counts(
     neg_label: Label | None = None,
     separately: bool = False,
     score_bounds: tuple[float, float] | None = (0.0, 1.0),
+    weight_squares: bool = False,
 ) -> FrameT:
     r"""Grouped (weighted) confusion counts, in one lazy scan of the rows.
 
@@ -358,6 +384,9 @@ def confusion_counts(
         output then has ``attribute`` and ``group`` (as text) columns. Still one scan.
     score_bounds
         Allowed score range (``None``: any finite score).
+    weight_squares
+        Also sum the squared weights per cell (``tp_w2, fp_w2, tn_w2, fn_w2``): what
+        :func:`~polars_fairmetrics.resample_counts` needs to resample weighted sums.
 
     Returns
     -------
@@ -409,11 +438,12 @@ def confusion_counts(
         neg_label=neg_label,
         score_bounds=score_bounds,
         separately=separately,
+        weight_squares=weight_squares,
     )
     if separately and len(plan.keys) < 1:
         raise InvalidOptionError("separately=True needs at least one by= column")
     lazy = data.lazy()
-    cells = _cells(lazy, plan).map_batches(_make_guard(plan), schema=_guard_schema(plan))
+    cells = _cells(lazy, plan).map_batches(_make_guard(plan, lazy), schema=_guard_schema(plan))
     table = _assemble(cells, plan)
     if separately:
         table = _rollup_separately(table, plan)
@@ -472,8 +502,11 @@ def combine_counts(tables: Sequence[FrameT], *, keys: ColumnNames | None = None)
                     f"combine_counts: column {c!r} is {other[c]} in table {i} but {schema[c]} "
                     "in table 0"
                 )
-    key_cols = as_list(keys) if keys is not None else [c for c in columns
-                                                       if c not in count_columns(columns)]
+    key_cols = (
+        as_list(keys)
+        if keys is not None
+        else [c for c in columns if c not in count_columns(columns)]
+    )
     sums = [c for c in columns if c not in key_cols]
     lazy = pl.concat([t.lazy() for t in tables], how="vertical")
     if key_cols:

@@ -1,95 +1,547 @@
-r"""Disparities between groups: differences and ratios against a reference, between-groups
-summaries, and the named fairness criteria of the seeds.
+r"""The one disparity engine: references, differences and ratios, criteria, between-groups.
 
-Orientation follows the seeds (:math:`\Delta f = f_{dis} - f_{priv}`,
+Orientation follows the source documents (:math:`\Delta f = f_{dis} - f_{priv}`,
 :math:`\mathcal{Q} f = f_{dis} / f_{priv}`): **difference = group − reference** and
 **ratio = group / reference**. The reference is
 
-- a named group (a value; a tuple or mapping for intersectional keys; a mapping
-  ``{attribute: value}`` for tables counted with ``separately=True``);
-- ``"rest"``: every row not in the group (Virny's dis-vs-priv convention), computed from the counts
-  as total − group, so the metric of the rest is exact, not an average of group metrics;
-- ``"overall"``: the whole population.
+- a named group: a value (one key), a tuple (intersectional keys, in the order of ``by``) or a
+  mapping ``{column: value}``; with several attributes side by side (``separately=True``) a
+  mapping ``{attribute: value}`` names one reference per attribute;
+- ``"rest"``: every row not in the group (Virny's dis-vs-priv convention), computed from the
+  additive statistics as total − group, so the metric of the rest is exact, not an average of
+  group metrics;
+- ``"overall"``: the whole population;
+- ``"largest"``: the group with the most rows in its partition (aequitas' majority group).
 
-Everything works on count tables, so the same code serves thresholds and bootstrap replicates
-(each a partition: ``attribute``, ``threshold``, ``replicate`` columns are kept apart).
-A ratio with a zero reference value is null, like every other undefined value.
+A group whose value is the text ``"overall"``, ``"rest"`` or ``"largest"`` is named with a mapping
+(``{"g": "rest"}``).
+
+Everything here works on tables of *additive* statistics (confusion counts, per-threshold curve
+counts, per-group sums of per-sample statistics), so the same code serves thresholds, bootstrap
+replicates and models: each is a *partition* (``attribute``, ``model``, ``threshold``,
+``replicate`` columns are kept apart). Group keys are compared as typed values (a null key is the
+null group, never the text ``"null"``).
+
+The pieces, each written once and used by every capability:
+
+- :func:`reference_statistics` — the reference's statistics beside each group's;
+- :func:`compare` — difference and ratio of a value and its reference value;
+- :data:`CRITERIA` — the named fairness criteria, declared as data (:class:`Criterion`) and
+  composed by :func:`criterion_expr`;
+- :func:`summarize_between` — the between-groups summaries of a long table of group values.
+
+A ratio with a zero reference value is null, like every other undefined value (or ±inf with
+``zero_reference="infinity"``, NumPy's and Virny's convention).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, TypeAlias, TypedDict
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal, TypeAlias
 
 import polars as pl
 
 from polars_fairmetrics._typing import ColumnNames, FrameT, Label
-from polars_fairmetrics._validate import as_list, schema_of
-from polars_fairmetrics.counts import (
-    COUNT_COLUMNS,
-    PARTITION_COLUMNS,
-    WEIGHTED_COUNT_COLUMNS,
-    confusion_counts,
-)
+from polars_fairmetrics._validate import schema_of
+from polars_fairmetrics.counts import COUNT_COLUMNS, confusion_counts, count_columns
 from polars_fairmetrics.exceptions import MSG_REFERENCE, InvalidOptionError, ReferenceGroupError
+from polars_fairmetrics.inputs import accepts_tables
 from polars_fairmetrics.metrics import (
     METRICS,
     Counts,
     _metric_names,
     _use_weighted,
-    key_columns,
+    metric_columns,
     safe_div,
-    to_long,
 )
-
-if TYPE_CHECKING:
-    from typing_extensions import Unpack
+from polars_fairmetrics.results import (
+    Layout,
+    display_label,
+    finish,
+    from_wide,
+    partitions_of,
+    to_wide,
+)
 
 __all__ = [
     "CRITERIA",
-    "CountOptions",
-    "accuracy_equality_difference",
+    "Criterion",
+    "Layout",
+    "Reference",
     "between_groups",
-    "disparate_impact",
+    "compare",
+    "criteria_from_comparisons",
+    "criterion_expr",
     "disparities",
-    "equal_opportunity_difference",
-    "equalized_odds_difference",
     "fairness_criteria",
-    "negative_predictive_parity_difference",
-    "positive_predictive_parity_difference",
-    "predictive_equality_difference",
-    "statistical_parity_difference",
+    "reference_statistics",
+    "summarize_between",
 ]
 
-Reference: TypeAlias = Label | tuple[Label, ...] | Mapping[str, Any] | None
+Reference: TypeAlias = Label | tuple[Label, ...] | Mapping[str, Any]
 """A named group, ``"rest"``, ``"overall"``, or a mapping (see the module docstring)."""
 
+ZeroReference: TypeAlias = Literal["null", "infinity"]
+"""What a ratio with a zero reference value is: null (default) or ±inf (NumPy, Virny)."""
 
-class CountOptions(TypedDict, total=False):
-    """Options passed on to :func:`~polars_fairmetrics.confusion_counts` when given rows."""
-
-    y_true: str
-    y_pred: str
-    y_score: str
-    threshold: float | Sequence[float]
-    weight: str
-    pos_label: Label
-    neg_label: Label
-    separately: bool
-    score_bounds: tuple[float, float] | None
+_REF = "_pfm_ref_"
+_HAS_REF = "_pfm_has_ref"
 
 
-def _counts_and_keys(
-    data: FrameT, by: ColumnNames | None, options: Mapping[str, Any]
-) -> tuple[FrameT, list[str], list[str]]:
-    """Count ``data`` when given rows (``y_true`` in the options); else take it as a count table.
+# ---------------------------------------------------------------------------------------------
+# Layout and references
+# ---------------------------------------------------------------------------------------------
 
-    Returns the count table, its group keys and its partition columns.
+
+def _key_match(column: str, value: Any, dtype: pl.DataType) -> pl.Expr:
+    if value is None:
+        return pl.col(column).is_null()
+    try:
+        literal = pl.lit(value, dtype=dtype) if dtype.is_numeric() or dtype == pl.Boolean else None
+    except (TypeError, ValueError, OverflowError, pl.exceptions.PolarsError):
+        literal = None
+    if literal is None:
+        literal = pl.lit(value)
+    return pl.col(column).eq_missing(literal)
+
+
+def _reference_groups(
+    reference: Reference, layout: Layout, schema: Mapping[str, pl.DataType]
+) -> dict[str | None, dict[str, Any]]:
+    """The named reference as ``{attribute or None: {key: value}}``."""
+    keys = layout.keys
+    if "attribute" in layout.partitions:
+        if not isinstance(reference, Mapping):
+            raise InvalidOptionError(
+                f"reference {reference!r}: several attributes are compared side by side; pass a "
+                "mapping {attribute: value} (one reference group per attribute), 'rest' or "
+                "'overall'"
+            )
+        unknown = [a for a in reference if a not in keys]
+        if unknown:
+            raise InvalidOptionError(
+                f"reference names attribute(s) {unknown!r} that are not group columns {keys!r}"
+            )
+        return {str(a): {str(a): v} for a, v in reference.items()}
+    if isinstance(reference, Mapping):
+        missing = [k for k in keys if k not in reference]
+        extra = [k for k in reference if k not in keys]
+        if missing or extra:
+            raise InvalidOptionError(
+                f"reference mapping {dict(reference)!r} must name exactly the group columns "
+                f"{keys!r} (missing: {missing!r}, unknown: {extra!r})"
+            )
+        return {None: {k: reference[k] for k in keys}}
+    if isinstance(reference, tuple):
+        if len(reference) != len(keys):
+            raise InvalidOptionError(
+                f"reference {reference!r} has {len(reference)} values for {len(keys)} group "
+                f"columns {keys!r}"
+            )
+        return {None: dict(zip(keys, reference, strict=True))}
+    if len(keys) != 1:
+        raise InvalidOptionError(
+            f"groups have several columns {keys!r}: pass the reference as a tuple or a mapping"
+        )
+    return {None: {keys[0]: reference}}
+
+
+def _is_special(reference: Reference) -> bool:
+    return isinstance(reference, str) and reference in ("overall", "rest")
+
+
+def _largest_mask(layout: Layout, size: str) -> pl.Expr:
+    """True on the group with the most rows of its partition (ties: the first by its keys)."""
+    if not layout.keys:
+        raise InvalidOptionError("reference='largest' needs group columns (by=)")
+    group = pl.struct(layout.keys)
+    order = [pl.col(size), *[pl.col(k) for k in layout.keys]]
+    descending = [True] + [False] * len(layout.keys)
+    first = group.sort_by(order, descending=descending, nulls_last=True).first()
+    return group.eq_missing(_window(first, layout.partitions))
+
+
+def reference_mask(
+    reference: Reference,
+    layout: Layout,
+    schema: Mapping[str, pl.DataType],
+    *,
+    size: str = "n",
+) -> pl.Expr:
+    """A Boolean expression that is true on the rows of the reference group.
+
+    ``reference="largest"`` selects the group with the most rows (column ``size``) in each
+    partition — aequitas' majority-group reference.
     """
-    if "y_true" in options:
-        counts = confusion_counts(data, by=by, **options)
-        columns = list(schema_of(counts).names())
+    if isinstance(reference, str) and reference == "largest":
+        return _largest_mask(layout, size)
+    groups = _reference_groups(reference, layout, schema)
+    mask: pl.Expr | None = None
+    for attribute, values in groups.items():
+        cond = pl.lit(True)
+        for k, v in values.items():
+            cond = cond & _key_match(k, v, schema[k])
+        if attribute is not None:
+            cond = (pl.col("attribute") == attribute) & cond
+        mask = cond if mask is None else (mask | cond)
+    return pl.lit(False) if mask is None else mask
+
+
+def reference_label(reference: Reference, layout: Layout) -> pl.Expr:
+    """The ``reference`` column: ``"overall"``, ``"rest"`` or the group's display label."""
+    if _is_special(reference) or reference == "largest":
+        return pl.lit(str(reference), dtype=pl.String)
+    groups = _reference_groups(reference, layout, {})
+    if None in groups:
+        return pl.lit(display_label(groups[None]), dtype=pl.String)
+    mapping = {str(a): display_label(v) for a, v in groups.items()}
+    return pl.col("attribute").replace_strict(mapping, default=None, return_dtype=pl.String)
+
+
+def _window(expr: pl.Expr, partitions: Sequence[str]) -> pl.Expr:
+    return expr.over(list(partitions)) if partitions else expr
+
+
+def reference_statistics(
+    reference: Reference,
+    layout: Layout,
+    statistics: Sequence[str],
+    schema: Mapping[str, pl.DataType],
+) -> list[pl.Expr]:
+    """The reference's value of each additive statistic, beside every group's row.
+
+    Column ``_pfm_ref_<s>`` for each statistic ``s``: the partition's total (``"overall"``),
+    the total minus the group's own (``"rest"``), or the named group's (its rows' sum; then also
+    ``_pfm_has_ref``, whether the partition contains the reference group), plus ``reference``
+    and ``is_reference``.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> t = pl.DataFrame({"g": ["a", "b", "c"], "x": [1, 2, 4]})
+    >>> lay = Layout(keys=["g"], partitions=[])
+    >>> t.with_columns(reference_statistics("rest", lay, ["x"], t.schema))["_pfm_ref_x"].to_list()
+    [6, 5, 3]
+    """
+    parts = layout.partitions
+    label = reference_label(reference, layout).alias("reference")
+    if _is_special(reference):
+        totals = [_window(pl.col(s).sum(), parts) for s in statistics]
+        refs = [
+            (t if reference == "overall" else t - pl.col(s)).alias(f"{_REF}{s}")
+            for t, s in zip(totals, statistics, strict=True)
+        ]
+        return [*refs, label, pl.lit(False).alias("is_reference")]
+    mask = reference_mask(reference, layout, schema)
+    refs = [_window(pl.col(s).filter(mask).sum(), parts).alias(f"{_REF}{s}") for s in statistics]
+    return [
+        *refs,
+        _window(mask.any(), parts).alias(_HAS_REF),
+        label,
+        mask.fill_null(False).alias("is_reference"),
+    ]
+
+
+def check_reference(frame: FrameT, reference: Reference, layout: Layout) -> FrameT:
+    """Raise :class:`ReferenceGroupError` (when the query runs) if a partition lacks the named
+    reference group; drop the helper column. A no-op for ``"overall"`` / ``"rest"``."""
+    if _HAS_REF not in schema_of(frame).names():
+        return frame
+    keys, parts = layout.keys, layout.partitions
+
+    def guard(table: pl.DataFrame) -> pl.DataFrame:
+        bad = table.filter(pl.col(_HAS_REF).not_())
+        if bad.height:
+            groups = table.select(keys).unique().sort(keys, nulls_last=True).rows(named=True)
+            shown = ", ".join(display_label(g) for g in groups[:20])
+            first = bad.select(parts).row(0, named=True) if parts else {}
+            where = ", ".join(f"{k}={v!r}" for k, v in first.items()) or "the data"
+            raise ReferenceGroupError(
+                MSG_REFERENCE.format(
+                    value=reference, column=f"{keys} ({where})", available=shown or "(none)"
+                )
+            )
+        return table.drop(_HAS_REF)
+
+    schema = {k: v for k, v in schema_of(frame).items() if k != _HAS_REF}
+    if isinstance(frame, pl.DataFrame):
+        return guard(frame)
+    return frame.map_batches(guard, schema=schema)
+
+
+# ---------------------------------------------------------------------------------------------
+# Comparison arithmetic: the one place
+# ---------------------------------------------------------------------------------------------
+
+
+def compare(
+    value: pl.Expr, reference_value: pl.Expr, *, zero_reference: ZeroReference = "null"
+) -> tuple[pl.Expr, pl.Expr]:
+    r"""Difference and ratio of a value and its reference value.
+
+    .. math:: \text{difference} = v - v_{ref}, \qquad \text{ratio} = v / v_{ref}
+
+    Null where either is null; the ratio is null where :math:`v_{ref} = 0`, or with
+    ``zero_reference="infinity"`` :math:`\pm\infty` for :math:`v \ne 0` (NumPy's and Virny's
+    convention; 0/0 stays null).
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> d, r = compare(pl.lit(0.3), pl.lit(0.0))
+    >>> pl.select(d.alias("d"), r.alias("r")).row(0)
+    (0.3, None)
+    >>> pl.select(compare(pl.lit(0.3), pl.lit(0.0), zero_reference="infinity")[1]).item()
+    inf
+    """
+    if zero_reference not in ("null", "infinity"):
+        raise InvalidOptionError(
+            f"zero_reference must be 'null' or 'infinity', got {zero_reference!r}"
+        )
+    difference = value - reference_value
+    ratio = safe_div(value, reference_value)
+    if zero_reference == "infinity":
+        v = value.cast(pl.Float64)
+        ratio = (
+            pl.when((reference_value == 0) & (v != 0))
+            .then(pl.when(v > 0).then(float("inf")).otherwise(float("-inf")))
+            .otherwise(ratio)
+        )
+    return difference, ratio
+
+
+# ---------------------------------------------------------------------------------------------
+# The named criteria, declared as data
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Criterion:
+    """A named fairness criterion: which metrics it compares and how.
+
+    ``composition`` is ``"difference"`` (group − reference of the one metric), ``"ratio"``
+    (group / reference) or ``"max_abs_difference"`` (the largest absolute difference over the
+    metrics; null when any is undefined). ``parity`` is the value of perfect fairness.
+    """
+
+    name: str
+    metrics: tuple[str, ...]
+    composition: Literal["difference", "ratio", "max_abs_difference"]
+    parity: float
+    description: str
+
+
+CRITERIA: dict[str, Criterion] = {
+    c.name: c
+    for c in (
+        Criterion(
+            "statistical_parity_difference",
+            ("selection_rate",),
+            "difference",
+            0.0,
+            "P(Ŷ=1 | A=g) − P(Ŷ=1 | A=ref)",
+        ),
+        Criterion(
+            "disparate_impact",
+            ("selection_rate",),
+            "ratio",
+            1.0,
+            "P(Ŷ=1 | A=g) / P(Ŷ=1 | A=ref); the four-fifths rule flags < 0.8",
+        ),
+        Criterion(
+            "equal_opportunity_difference",
+            ("true_positive_rate",),
+            "difference",
+            0.0,
+            "TPR_g − TPR_ref",
+        ),
+        Criterion(
+            "predictive_equality_difference",
+            ("false_positive_rate",),
+            "difference",
+            0.0,
+            "FPR_g − FPR_ref",
+        ),
+        Criterion(
+            "false_negative_rate_difference",
+            ("false_negative_rate",),
+            "difference",
+            0.0,
+            "FNR_g − FNR_ref",
+        ),
+        Criterion(
+            "equalized_odds_difference",
+            ("false_positive_rate", "false_negative_rate"),
+            "max_abs_difference",
+            0.0,
+            "max(|FPR_g − FPR_ref|, |FNR_g − FNR_ref|)",
+        ),
+        Criterion(
+            "accuracy_equality_difference",
+            ("accuracy",),
+            "difference",
+            0.0,
+            "ACC_g − ACC_ref",
+        ),
+        Criterion(
+            "positive_predictive_parity_difference",
+            ("positive_predictive_value",),
+            "difference",
+            0.0,
+            "PPV_g − PPV_ref",
+        ),
+        Criterion(
+            "negative_predictive_parity_difference",
+            ("negative_predictive_value",),
+            "difference",
+            0.0,
+            "NPV_g − NPV_ref",
+        ),
+    )
+}
+"""Every named criterion by name (Virny's performance dimensions, the class-imbalance paper)."""
+
+
+def _criterion_names(criteria: str | Sequence[str] | None) -> list[Criterion]:
+    names = [criteria] if isinstance(criteria, str) else list(criteria or CRITERIA)
+    if not names:
+        raise InvalidOptionError("criteria= is an empty list")
+    for c in names:
+        if c not in CRITERIA:
+            raise InvalidOptionError(f"unknown criterion {c!r}; known: {', '.join(CRITERIA)}")
+    return [CRITERIA[c] for c in dict.fromkeys(names)]
+
+
+def criterion_expr(criterion: Criterion, column: Callable[[str, str], pl.Expr]) -> pl.Expr:
+    """A criterion's value from the comparison columns, ``column(metric, "difference"|"ratio")``.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> t = pl.DataFrame({"false_positive_rate_difference": [0.1, None],
+    ...                   "false_negative_rate_difference": [-0.3, 0.2]})
+    >>> e = criterion_expr(CRITERIA["equalized_odds_difference"],
+    ...                    lambda m, c: pl.col(f"{m}_{c}"))
+    >>> t.select(e.alias("eod"))["eod"].to_list()
+    [0.3, None]
+    """
+    if criterion.composition == "difference":
+        return column(criterion.metrics[0], "difference")
+    if criterion.composition == "ratio":
+        return column(criterion.metrics[0], "ratio")
+    parts = [column(m, "difference").abs() for m in criterion.metrics]
+    defined = pl.all_horizontal([p.is_not_null() for p in parts])
+    return pl.when(defined).then(pl.max_horizontal(parts))
+
+
+# ---------------------------------------------------------------------------------------------
+# Between groups
+# ---------------------------------------------------------------------------------------------
+
+
+def summarize_between(
+    long: FrameT,
+    layout: Layout,
+    higher_is_better: Mapping[str, bool | None],
+    *,
+    value: str = "value",
+) -> FrameT:
+    """Between-groups summaries of a long table of group values (``metric``, ``value``).
+
+    Per partition and metric: ``min``, ``max``, ``difference = max − min``, ``ratio = min / max``
+    (null where ``max`` is 0), ``worst_group`` / ``best_group`` (structs of the key columns, by
+    the metric's direction; null for metrics with no better direction and when every group is
+    undefined), ``n_groups`` and ``n_undefined`` (groups whose value is null, left out).
+    """
+    keys = layout.keys
+    if not keys:
+        raise InvalidOptionError("between-groups summaries need group columns (by=)")
+    v = pl.col(value)
+    hib = pl.col("metric").replace_strict(
+        dict(higher_is_better), default=None, return_dtype=pl.Boolean
+    )
+    group = pl.struct(keys)
+    any_defined = v.is_not_null().any()
+    high_first = group.sort_by(v, descending=True, nulls_last=True).first()
+    low_first = group.sort_by(v, nulls_last=True).first()
+    hib_first = pl.col("_pfm_hib").first()
+    lo, hi = v.min(), v.max()
+    difference, ratio = compare(lo, hi)
+    return (
+        long.with_columns(hib.alias("_pfm_hib"))
+        .group_by([*layout.partitions, "metric"])
+        .agg(
+            lo.alias("min"),
+            hi.alias("max"),
+            (-difference).alias("difference"),
+            ratio.alias("ratio"),
+            pl.when(any_defined & hib_first)
+            .then(low_first)
+            .when(any_defined & hib_first.not_())
+            .then(high_first)
+            .alias("worst_group"),
+            pl.when(any_defined & hib_first)
+            .then(high_first)
+            .when(any_defined & hib_first.not_())
+            .then(low_first)
+            .alias("best_group"),
+            pl.len().cast(pl.Int64).alias("n_groups"),
+            v.null_count().cast(pl.Int64).alias("n_undefined"),
+        )
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Confusion-count comparisons (the public functions)
+# ---------------------------------------------------------------------------------------------
+
+
+def _count_table(
+    data: FrameT,
+    *,
+    y_true: str | None,
+    y_pred: str | None,
+    y_score: str | None,
+    threshold: float | Sequence[float] | None,
+    by: ColumnNames | None,
+    weight: str | None,
+    pos_label: Label | None,
+    neg_label: Label | None,
+    separately: bool,
+    score_bounds: tuple[float, float] | None,
+) -> tuple[FrameT, Layout]:
+    """Count ``data`` when given rows (``y_true=``); else take it as a count table."""
+    if y_true is not None:
+        counts = confusion_counts(
+            data,
+            y_true=y_true,
+            y_pred=y_pred,
+            y_score=y_score,
+            threshold=threshold,
+            by=by,
+            weight=weight,
+            pos_label=pos_label,
+            neg_label=neg_label,
+            separately=separately,
+            score_bounds=score_bounds,
+        )
+        by_keys: ColumnNames | None = by
     else:
+        given = {
+            "y_pred": y_pred,
+            "y_score": y_score,
+            "threshold": threshold,
+            "weight": weight,
+            "pos_label": pos_label,
+            "neg_label": neg_label,
+        }
+        stray = [k for k, v in given.items() if v is not None]
+        if stray or separately:
+            raise InvalidOptionError(
+                f"{', '.join(stray or ['separately'])}= given without y_true=: pass y_true= with "
+                "rows, or a count table alone"
+            )
         columns = list(schema_of(data).names())
         missing = [c for c in COUNT_COLUMNS[:4] if c not in columns]
         if missing:
@@ -97,85 +549,80 @@ def _counts_and_keys(
                 "pass y_true= (and y_pred= or y_score=) with rows, or a count table with columns "
                 f"tp, fp, tn, fn; missing: {', '.join(missing)}"
             )
-        counts = data
-    nonc = key_columns(columns)
-    if options.get("separately") or ("attribute" in columns and "group" in columns and by is None):
-        keys = ["group"]
-    elif by is not None:
-        keys = as_list(by)
-    else:
-        keys = [c for c in nonc if c not in PARTITION_COLUMNS]
-    partitions = [c for c in nonc if c not in keys]
-    return counts, keys, partitions
+        counts, by_keys = data, by
+    columns = list(schema_of(counts).names())
+    return counts, Layout.of(columns, by_keys, count_columns(columns))
 
 
-def _reference_mask(
-    reference: Reference, keys: list[str], partitions: list[str]
-) -> pl.Expr:
-    """A Boolean expression selecting the reference group's rows."""
-    if isinstance(reference, Mapping):
-        if "attribute" in partitions and keys == ["group"]:
-            conds = [
-                (pl.col("attribute") == attr) & (pl.col("group") == pl.lit(str(val)))
-                for attr, val in reference.items()
-            ]
-            mask = conds[0]
-            for cnd in conds[1:]:
-                mask = mask | cnd
-            return mask
-        values = [reference[k] if k in reference else None for k in keys]
-        missing = [k for k in keys if k not in reference]
-        if missing:
-            raise InvalidOptionError(f"reference mapping misses the key(s) {missing!r}")
-    elif isinstance(reference, tuple):
-        if len(reference) != len(keys):
-            raise InvalidOptionError(
-                f"reference {reference!r} has {len(reference)} values for {len(keys)} keys {keys!r}"
-            )
-        values = list(reference)
-    else:
-        if len(keys) != 1:
-            raise InvalidOptionError(
-                f"groups have several keys {keys!r}: pass the reference as a tuple or a mapping"
-            )
-        values = [reference]
-    mask = pl.lit(True)
-    for k, v in zip(keys, values, strict=True):
-        mask = mask & (pl.col(k).is_null() if v is None else (pl.col(k) == pl.lit(v)))
-    return mask
+def _comparison_frame(
+    counts: FrameT,
+    layout: Layout,
+    names: Sequence[str],
+    reference: Reference,
+    weighted: bool | None,
+    zero_reference: ZeroReference = "null",
+) -> FrameT:
+    """The wide comparison table: per metric ``m`` the columns ``m``, ``m_support``,
+    ``m_reference_value``, ``m_difference``, ``m_ratio`` (the ``wide=True`` layout)."""
+    schema = schema_of(counts)
+    columns = list(schema.names())
+    use_w = _use_weighted(columns, weighted)
+    base = [f"{c}_w" if use_w else c for c in COUNT_COLUMNS[:4]]
+    if reference is None:
+        raise InvalidOptionError("reference= is None; pass a group value, 'rest' or 'overall'")
+    with_ref = check_reference(
+        counts.with_columns(reference_statistics(reference, layout, base, schema)),
+        reference,
+        layout,
+    )
+    own = Counts.from_columns(weighted=use_w)
+    ref = Counts.from_columns(weighted=use_w, prefix=_REF)
+    values = with_ref.with_columns(
+        *metric_columns(names, own, weighted=use_w),
+        *[METRICS[m].func(ref).alias(f"{m}_reference_value") for m in names],
+    )
+    comparisons = []
+    for m in names:
+        difference, ratio = compare(
+            pl.col(m), pl.col(f"{m}_reference_value"), zero_reference=zero_reference
+        )
+        comparisons += [difference.alias(f"{m}_difference"), ratio.alias(f"{m}_ratio")]
+    sizes = _sizes(columns, use_w)
+    per_metric = [
+        f"{m}{s}"
+        for m in names
+        for s in ("", "_support", "_reference_value", "_difference", "_ratio")
+    ]
+    return values.with_columns(comparisons).select(
+        *layout.partitions, *layout.keys, *sizes, "reference", "is_reference", *per_metric
+    )
 
 
-def _window(expr: pl.Expr, partitions: list[str]) -> pl.Expr:
-    return expr.over(partitions) if partitions else expr
+def _sizes(columns: Sequence[str], weighted: bool) -> list[str]:
+    return [c for c in ("n", "n_null", *(["n_w"] if weighted else [])) if c in columns]
 
 
-def _make_reference_guard(reference: Reference, keys: list[str], partitions: list[str]) -> Any:
-    def guard(frame: pl.DataFrame) -> pl.DataFrame:
-        bad = frame.filter(pl.col("_pfm_has_ref").not_())
-        if bad.height:
-            groups = frame.select(keys).unique().sort(keys, nulls_last=True).rows()
-            shown = ", ".join(repr(g[0] if len(g) == 1 else g) for g in groups[:20])
-            first_bad = bad.select(partitions).row(0, named=True) if partitions else {}
-            where = ", ".join(f"{k}={v!r}" for k, v in first_bad.items()) or "the data"
-            raise ReferenceGroupError(
-                MSG_REFERENCE.format(value=reference, column=f"{keys} ({where})",
-                                     available=shown)
-            )
-        return frame.drop("_pfm_has_ref")
-
-    return guard
-
-
+@accepts_tables
 def disparities(
     data: FrameT,
     *,
+    y_true: str | None = None,
+    y_pred: str | None = None,
+    y_score: str | None = None,
+    threshold: float | Sequence[float] | None = None,
     by: ColumnNames | None = None,
+    weight: str | None = None,
+    pos_label: Label | None = None,
+    neg_label: Label | None = None,
+    separately: bool = False,
+    score_bounds: tuple[float, float] | None = (0.0, 1.0),
     metrics: str | Sequence[str] | None = None,
     reference: Reference = "overall",
     weighted: bool | None = None,
-    **count_options: Unpack[CountOptions],
+    zero_reference: ZeroReference = "null",
+    wide: bool = False,
 ) -> FrameT:
-    r"""Per-group metric, reference metric, difference and ratio, for every metric.
+    r"""Per-group metric, the reference's metric, their difference and ratio.
 
     .. math::
 
@@ -189,23 +636,31 @@ def disparities(
     Parameters
     ----------
     data
-        Rows (then pass ``y_true=`` and ``y_pred=`` / ``y_score=`` + ``threshold=``, as for
-        :func:`~polars_fairmetrics.confusion_counts`) or a count table.
+        Rows (then pass ``y_true=`` and ``y_pred=`` / ``y_score=`` + ``threshold=``) or a count
+        table from :func:`~polars_fairmetrics.confusion_counts`.
+    y_true, y_pred, y_score, threshold, weight, pos_label, neg_label, separately, score_bounds
+        As for :func:`~polars_fairmetrics.confusion_counts` (rows only).
     by
         Group column(s); for a count table, default: its non-count, non-partition columns.
     metrics
         Metric names or aliases (default: all).
     reference
-        A group value (tuple/mapping for several keys; ``{attribute: value}`` for a table counted
-        ``separately``), ``"rest"`` or ``"overall"`` (default).
+        A group value (a tuple or mapping for several keys; a mapping ``{attribute: value}``
+        with several attributes side by side), ``"rest"``, ``"largest"`` (the group with the
+        most rows) or ``"overall"`` (default).
     weighted
         Use weighted counts (default: when present).
+    zero_reference
+        A ratio whose reference value is 0: ``"null"`` (default) or ``"infinity"``.
+    wide
+        One row per group and one column per metric (``docs/results.md``).
 
     Returns
     -------
     DataFrame or LazyFrame
-        Keys, partitions (``attribute``/``threshold``/``replicate`` when present), ``metric``,
-        ``value``, ``reference_value``, ``difference``, ``ratio``, ``n`` and ``reference``.
+        The comparisons kind of ``docs/results.md``: keys, partitions, ``metric``, ``value``,
+        ``support``, ``n``, ``n_null``, ``reference``, ``is_reference``, ``reference_value``,
+        ``difference``, ``ratio``.
 
     Raises
     ------
@@ -229,85 +684,210 @@ def disparities(
     │ b   ┆ 0.333333 ┆ 0.333333        ┆ 0.0        ┆ 1.0   │
     └─────┴──────────┴─────────────────┴────────────┴───────┘
     """
-    counts: FrameT
-    keys: list[str]
-    partitions: list[str]
-    counts, keys, partitions = _counts_and_keys(data, by, count_options)
-    columns = list(schema_of(counts).names())
-    names = _metric_names(metrics)
-    use_w = _use_weighted(columns, weighted)
-    base = [c for c in (*COUNT_COLUMNS[:4], *WEIGHTED_COUNT_COLUMNS[:4]) if c in columns]
-    if not use_w:
-        base = list(COUNT_COLUMNS[:4])
-    if reference is None:
-        raise InvalidOptionError("reference= is None; pass a group value, 'rest' or 'overall'")
-    ref_label = reference if isinstance(reference, str) else str(reference)
-    ref_cols: list[pl.Expr]
-    guard = None
-    if isinstance(reference, str) and reference in ("overall", "rest"):
-        totals = [_window(pl.col(c).sum(), partitions) for c in base]
-        if reference == "overall":
-            ref_cols = [t.alias(f"_pfm_ref_{c}") for t, c in zip(totals, base, strict=True)]
-        else:
-            ref_cols = [(t - pl.col(c)).alias(f"_pfm_ref_{c}")
-                        for t, c in zip(totals, base, strict=True)]
-    else:
-        mask = _reference_mask(reference, keys, partitions)
-        ref_cols = [_window(pl.col(c).filter(mask).sum(), partitions).alias(f"_pfm_ref_{c}")
-                    for c in base]
-        ref_cols.append(_window(mask.any(), partitions).alias("_pfm_has_ref"))
-        guard = _make_reference_guard(reference, keys, partitions)
-    with_ref: FrameT = counts.with_columns(ref_cols)
-    if guard is not None:
-        out_schema = dict(schema_of(with_ref))
-        guarded = with_ref.lazy().map_batches(
-            guard,
-            schema={k: v for k, v in out_schema.items() if k != "_pfm_has_ref"},
-        )
-        with_ref = guarded.collect() if isinstance(counts, pl.DataFrame) else guarded
-    own = Counts.from_columns(weighted=use_w)
-    ref = Counts.from_columns(weighted=use_w, prefix="_pfm_ref_")
-    sizes: list[str] = ["n"] if "n" in columns else []
-    fields: dict[str, dict[str, pl.Expr]] = {}
-    for m in names:
-        spec = METRICS[m]
-        fields[m] = {"value": spec.func(own), "reference_value": spec.func(ref)}
-    value, ref_value = pl.col("value"), pl.col("reference_value")
-    out = (
-        to_long(with_ref, index=[*keys, *partitions, *sizes], fields=fields)
-        .with_columns(
-            (value - ref_value).alias("difference"),
-            safe_div(value, ref_value).alias("ratio"),
-            pl.lit(ref_label).alias("reference"),
-        )
-        .select([*_ordered(keys, partitions), "metric", "value", "reference_value",
-                 "difference", "ratio", *sizes, "reference"])
+    counts, layout = _count_table(
+        data,
+        y_true=y_true,
+        y_pred=y_pred,
+        y_score=y_score,
+        threshold=threshold,
+        by=by,
+        weight=weight,
+        pos_label=pos_label,
+        neg_label=neg_label,
+        separately=separately,
+        score_bounds=score_bounds,
     )
-    return out
+    names = _metric_names(metrics)
+    frame = _comparison_frame(counts, layout, names, reference, weighted, zero_reference)
+    frame = finish(frame, keys=layout.keys, partitions=layout.partitions)
+    if wide:
+        return frame
+    fields = ("support", "reference_value", "difference", "ratio")
+    return finish(
+        from_wide(frame, quantities=names, fields=fields),
+        keys=layout.keys,
+        partitions=layout.partitions,
+        order=names,
+    )
 
 
-def _ordered(keys: list[str], partitions: list[str]) -> list[str]:
-    """Output column order: ``attribute`` first (it qualifies ``group``), keys, partitions."""
-    first = ["attribute"] if "attribute" in partitions else []
-    return [*first, *keys, *[p for p in partitions if p not in first]]
+@accepts_tables
+def fairness_criteria(
+    data: FrameT,
+    *,
+    y_true: str | None = None,
+    y_pred: str | None = None,
+    y_score: str | None = None,
+    threshold: float | Sequence[float] | None = None,
+    by: ColumnNames | None = None,
+    weight: str | None = None,
+    pos_label: Label | None = None,
+    neg_label: Label | None = None,
+    separately: bool = False,
+    score_bounds: tuple[float, float] | None = (0.0, 1.0),
+    criteria: str | Sequence[str] | None = None,
+    reference: Reference = "overall",
+    weighted: bool | None = None,
+    zero_reference: ZeroReference = "null",
+    wide: bool = False,
+) -> FrameT:
+    """The named fairness criteria, per group against the reference, in one tidy table.
+
+    Each criterion of :data:`CRITERIA` is a difference or ratio of one metric against the
+    reference, or (equalized odds) the larger absolute difference of two:
+    max(|ΔFPR|, |ΔFNR|), null when either is undefined. ``metric`` holds the criterion's name,
+    ``value`` its value, ``support`` the smallest support of the metrics it compares.
+
+    Parameters
+    ----------
+    data, y_true, y_pred, y_score, threshold, by, weight, pos_label, neg_label, separately
+        As for :func:`disparities`.
+    score_bounds, reference, weighted, zero_reference, wide
+        As for :func:`disparities`.
+    criteria
+        Criterion names (default: all of :data:`CRITERIA`).
+
+    Returns
+    -------
+    DataFrame or LazyFrame
+        Keys, partitions, ``metric`` (the criterion), ``value``, ``support``, ``n``, ``n_null``,
+        ``reference``, ``is_reference``.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> df = pl.DataFrame({"g": ["a", "a", "b", "b"], "y": [1, 0, 1, 0], "p": [1, 1, 1, 0]})
+    >>> fairness_criteria(df, y_true="y", y_pred="p", by="g", reference="b",
+    ...                   criteria="disparate_impact").select("g", "metric", "value", "reference")
+    shape: (2, 4)
+    ┌─────┬──────────────────┬───────┬───────────┐
+    │ g   ┆ metric           ┆ value ┆ reference │
+    │ --- ┆ ---              ┆ ---   ┆ ---       │
+    │ str ┆ str              ┆ f64   ┆ str       │
+    ╞═════╪══════════════════╪═══════╪═══════════╡
+    │ a   ┆ disparate_impact ┆ 2.0   ┆ g="b"     │
+    │ b   ┆ disparate_impact ┆ 1.0   ┆ g="b"     │
+    └─────┴──────────────────┴───────┴───────────┘
+    """
+    chosen = _criterion_names(criteria)
+    counts, layout = _count_table(
+        data,
+        y_true=y_true,
+        y_pred=y_pred,
+        y_score=y_score,
+        threshold=threshold,
+        by=by,
+        weight=weight,
+        pos_label=pos_label,
+        neg_label=neg_label,
+        separately=separately,
+        score_bounds=score_bounds,
+    )
+    needed = list(dict.fromkeys(m for c in chosen for m in c.metrics))
+    frame = _comparison_frame(counts, layout, needed, reference, weighted, zero_reference)
+    return criteria_from_comparisons(
+        frame,
+        keys=layout.keys,
+        partitions=layout.partitions,
+        criteria=[c.name for c in chosen],
+        wide=wide,
+    )
 
 
+def criteria_from_comparisons(
+    comparisons: FrameT,
+    *,
+    keys: Sequence[str],
+    partitions: Sequence[str] | None = None,
+    criteria: str | Sequence[str] | None = None,
+    wide: bool = False,
+) -> FrameT:
+    """The named criteria composed from a wide comparison table (``disparities(wide=True)``).
+
+    For callers that already hold the comparisons of the criteria's metrics (the report): the
+    criteria are composed from them by :func:`criterion_expr`, not recomputed from counts.
+    ``support`` is the smallest support of the metrics a criterion compares. ``partitions``:
+    the table's partition columns (default: the known ones present). The result is
+    :func:`fairness_criteria`'s.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> df = pl.DataFrame({"g": ["a", "a", "b", "b"], "y": [1, 0, 1, 0], "p": [1, 1, 1, 0]})
+    >>> wide = disparities(df, y_true="y", y_pred="p", by="g", reference="b",
+    ...                    metrics="selection_rate", wide=True)
+    >>> criteria_from_comparisons(wide, keys=["g"], criteria="disparate_impact")["value"].to_list()
+    [2.0, 1.0]
+    """
+    chosen = _criterion_names(criteria)
+    columns = list(schema_of(comparisons).names())
+    parts = (
+        list(partitions)
+        if partitions is not None
+        else [p for p in partitions_of(columns) if p not in keys]
+    )
+    sizes = _sizes(columns, True)
+    out = comparisons.select(
+        *parts,
+        *keys,
+        *sizes,
+        "reference",
+        "is_reference",
+        *[criterion_expr(c, lambda m, what: pl.col(f"{m}_{what}")).alias(c.name) for c in chosen],
+        *[
+            pl.min_horizontal([pl.col(f"{m}_support") for m in c.metrics]).alias(
+                f"{c.name}_support"
+            )
+            for c in chosen
+        ],
+    )
+    names = [c.name for c in chosen]
+    out = finish(out, keys=keys, partitions=parts)
+    if wide:
+        return out
+    return finish(
+        from_wide(out, quantities=names, fields=("support",)),
+        keys=keys,
+        partitions=parts,
+        order=names,
+    )
+
+
+@accepts_tables
 def between_groups(
     data: FrameT,
     *,
+    y_true: str | None = None,
+    y_pred: str | None = None,
+    y_score: str | None = None,
+    threshold: float | Sequence[float] | None = None,
     by: ColumnNames | None = None,
+    weight: str | None = None,
+    pos_label: Label | None = None,
+    neg_label: Label | None = None,
+    separately: bool = False,
+    score_bounds: tuple[float, float] | None = (0.0, 1.0),
     metrics: str | Sequence[str] | None = None,
     weighted: bool | None = None,
-    **count_options: Unpack[CountOptions],
+    wide: bool = False,
 ) -> FrameT:
     """Between-groups summaries of each metric, for attributes with many levels.
 
-    For each metric (and partition): ``max``, ``min``, ``difference = max − min``,
-    ``ratio = min / max`` (null when ``max`` is 0), the ``worst_group`` and ``best_group`` by the
-    metric's direction (null for metrics with no better direction, and when every group is
-    undefined), ``n_groups`` and
-    ``n_undefined`` (groups whose value is null; they are left out of the summary).
-    fairlearn calls these ``difference(method="between_groups")`` and ``ratio(...)``.
+    For each metric (and partition): ``min``, ``max``, ``difference = max − min``,
+    ``ratio = min / max`` (null when ``max`` is 0), the ``worst_group`` and ``best_group`` (structs
+    of the typed key columns) by the metric's direction (null for metrics with no better
+    direction, and when every group is undefined), ``n_groups`` and ``n_undefined`` (groups whose
+    value is null; they are left out of the summary). fairlearn calls these
+    ``difference(method="between_groups")`` and ``ratio(method="between_groups")``.
+
+    Parameters
+    ----------
+    data, y_true, y_pred, y_score, threshold, by, weight, pos_label, neg_label, separately
+        As for :func:`disparities`.
+    score_bounds, metrics, weighted
+        As for :func:`disparities`.
+    wide
+        One row per partition and one column per metric and statistic (``docs/results.md``).
 
     Examples
     --------
@@ -320,323 +900,32 @@ def between_groups(
     ┌────────────────────┬────────────┬─────────────┬─────────────┐
     │ metric             ┆ difference ┆ worst_group ┆ n_undefined │
     │ ---                ┆ ---        ┆ ---         ┆ ---         │
-    │ str                ┆ f64        ┆ str         ┆ u32         │
+    │ str                ┆ f64        ┆ struct[1]   ┆ i64         │
     ╞════════════════════╪════════════╪═════════════╪═════════════╡
-    │ true_positive_rate ┆ 1.0        ┆ b           ┆ 1           │
+    │ true_positive_rate ┆ 1.0        ┆ {"b"}       ┆ 1           │
     └────────────────────┴────────────┴─────────────┴─────────────┘
     """
-    counts: FrameT
-    keys: list[str]
-    partitions: list[str]
-    counts, keys, partitions = _counts_and_keys(data, by, count_options)
+    counts, layout = _count_table(
+        data,
+        y_true=y_true,
+        y_pred=y_pred,
+        y_score=y_score,
+        threshold=threshold,
+        by=by,
+        weight=weight,
+        pos_label=pos_label,
+        neg_label=neg_label,
+        separately=separately,
+        score_bounds=score_bounds,
+    )
+    names = _metric_names(metrics)
     from polars_fairmetrics.metrics import metrics_from_counts
 
-    long = metrics_from_counts(counts, metrics=metrics, weighted=weighted, long=True)
-    label = (
-        pl.col(keys[0]).cast(pl.String)
-        if len(keys) == 1
-        else pl.concat_str([pl.col(k).cast(pl.String).fill_null("null") for k in keys],
-                           separator=" & ")
+    long = metrics_from_counts(counts, metrics=names, weighted=weighted, by=layout.keys)
+    hib = {m: METRICS[m].higher_is_better for m in names}
+    out = finish(
+        summarize_between(long, layout, hib), keys=[], partitions=layout.partitions, order=names
     )
-    direction = pl.col("metric").replace_strict(
-        {m: s.higher_is_better for m, s in METRICS.items()}, return_dtype=pl.Boolean
-    )
-    v = pl.col("value")
-    any_defined = v.is_not_null().any()
-    out = (
-        long.with_columns(label.alias("_pfm_label"), direction.alias("_pfm_hib"))
-        .group_by([*partitions, "metric"])
-        .agg(
-            v.max().alias("max"),
-            v.min().alias("min"),
-            (v.max() - v.min()).alias("difference"),
-            safe_div(v.min(), v.max()).alias("ratio"),
-            pl.when(any_defined.not_())  # every group undefined: no worst, no best
-            .then(pl.lit(None, dtype=pl.String))
-            .when(pl.col("_pfm_hib").first())
-            .then(pl.col("_pfm_label").sort_by(v, nulls_last=True).first())
-            .when(pl.col("_pfm_hib").first().not_())
-            .then(pl.col("_pfm_label").sort_by(v, descending=True, nulls_last=True).first())
-            .alias("worst_group"),
-            pl.when(any_defined.not_())
-            .then(pl.lit(None, dtype=pl.String))
-            .when(pl.col("_pfm_hib").first())
-            .then(pl.col("_pfm_label").sort_by(v, descending=True, nulls_last=True).first())
-            .when(pl.col("_pfm_hib").first().not_())
-            .then(pl.col("_pfm_label").sort_by(v, nulls_last=True).first())
-            .alias("best_group"),
-            pl.len().alias("n_groups"),
-            v.null_count().alias("n_undefined"),
-        )
-    )
-    order = {m: i for i, m in enumerate(METRICS)}
-    return out.sort([*partitions, pl.col("metric").replace_strict(order, return_dtype=pl.Int64)])
-
-
-# ---------------------------------------------------------------------------------------------
-# Named fairness criteria (seeds: Virny's performance dimensions, the class-imbalance paper)
-# ---------------------------------------------------------------------------------------------
-
-CRITERIA: dict[str, tuple[str, str]] = {
-    "statistical_parity_difference": ("selection_rate", "difference"),
-    "disparate_impact": ("selection_rate", "ratio"),
-    "equal_opportunity_difference": ("true_positive_rate", "difference"),
-    "predictive_equality_difference": ("false_positive_rate", "difference"),
-    "false_negative_rate_difference": ("false_negative_rate", "difference"),
-    "accuracy_equality_difference": ("accuracy", "difference"),
-    "positive_predictive_parity_difference": ("positive_predictive_value", "difference"),
-    "negative_predictive_parity_difference": ("negative_predictive_value", "difference"),
-}
-"""Each named criterion: (base metric, composition). Equalized odds is composed from two."""
-
-
-def fairness_criteria(
-    data: FrameT,
-    *,
-    by: ColumnNames | None = None,
-    reference: Reference = "overall",
-    weighted: bool | None = None,
-    criteria: Sequence[str] | None = None,
-    **count_options: Unpack[CountOptions],
-) -> FrameT:
-    """The named fairness criteria of the seeds, per group, in one tidy frame.
-
-    ``criterion`` is one of :data:`CRITERIA` or ``equalized_odds_difference``
-    (= max(|ΔFPR|, |ΔFNR|), the larger violation of the two equalized-odds constraints).
-
-    Examples
-    --------
-    >>> import polars as pl
-    >>> df = pl.DataFrame({"g": ["a", "a", "b", "b"], "y": [1, 0, 1, 0], "p": [1, 1, 1, 0]})
-    >>> fairness_criteria(df, y_true="y", y_pred="p", by="g", reference="b",
-    ...                   criteria=["disparate_impact"]).filter(pl.col("g") == "a")
-    shape: (1, 5)
-    ┌─────┬──────────────────┬───────┬─────┬───────────┐
-    │ g   ┆ criterion        ┆ value ┆ n   ┆ reference │
-    │ --- ┆ ---              ┆ ---   ┆ --- ┆ ---       │
-    │ str ┆ str              ┆ f64   ┆ i64 ┆ str       │
-    ╞═════╪══════════════════╪═══════╪═════╪═══════════╡
-    │ a   ┆ disparate_impact ┆ 2.0   ┆ 2   ┆ b         │
-    └─────┴──────────────────┴───────┴─────┴───────────┘
-    """
-    names = list(criteria) if criteria is not None else [*CRITERIA, "equalized_odds_difference"]
-    for c in names:
-        if c not in CRITERIA and c != "equalized_odds_difference":
-            known = ", ".join([*CRITERIA, "equalized_odds_difference"])
-            raise InvalidOptionError(f"unknown criterion {c!r}; known: {known}")
-    counts: FrameT
-    keys: list[str]
-    partitions: list[str]
-    counts, keys, partitions = _counts_and_keys(data, by, count_options)
-    needed = {CRITERIA[c][0] for c in names if c in CRITERIA}
-    if "equalized_odds_difference" in names:
-        needed |= {"false_positive_rate", "false_negative_rate"}
-    disp = disparities(counts, by=keys, metrics=sorted(needed), reference=reference,
-                       weighted=weighted)
-    sizes: list[str] = ["n"] if "n" in schema_of(disp).names() else []
-    # one chain (no fan-out, so the rows are scanned once): join each metric row to the
-    # criteria composed from it, then one group_by (equalized odds takes the larger of two)
-    rows: list[tuple[str, str, str]] = []
-    crit: str
-    for crit in names:
-        if crit == "equalized_odds_difference":
-            rows += [(crit, "false_positive_rate", "abs"), (crit, "false_negative_rate", "abs")]
-        else:
-            rows.append((crit, *CRITERIA[crit]))
-    mapping = pl.DataFrame(rows, schema=["criterion", "metric", "how"], orient="row")
-    if isinstance(disp, pl.LazyFrame):
-        joined = disp.join(mapping.lazy(), on="metric", how="inner")
-    else:
-        joined = disp.join(mapping, on="metric", how="inner")
-    how = pl.col("how")
-    value = (
-        pl.when(how == "difference").then(pl.col("difference"))
-        .when(how == "ratio").then(pl.col("ratio"))
-        .otherwise(pl.col("difference").abs())
-    )
-    order = {c: i for i, c in enumerate(names)}
-    group_cols = [*_ordered(keys, partitions), "criterion"]
-    out = (
-        joined.with_columns(value.alias("value"))
-        .group_by(group_cols)
-        .agg(
-            # null when any part is undefined (max would skip nulls)
-            pl.when(pl.col("value").null_count() == 0).then(pl.col("value").max()).alias("value"),
-            *[pl.col(s).first() for s in sizes],
-            pl.col("reference").first(),
-        )
-    )
-    return out.sort([*partitions, *keys,
-                     pl.col("criterion").replace_strict(order, return_dtype=pl.Int64)],
-                    nulls_last=True)
-
-
-def _criterion(name: str, data: FrameT, by: ColumnNames | None, reference: Reference,
-               weighted: bool | None, options: Mapping[str, Any]) -> FrameT:
-    out = fairness_criteria(data, by=by, reference=reference, weighted=weighted,
-                            criteria=[name], **options)
-    return out.rename({"value": name}).drop("criterion")
-
-
-def statistical_parity_difference(
-    data: FrameT, *, by: ColumnNames | None = None, reference: Reference = "overall",
-    weighted: bool | None = None, **count_options: Unpack[CountOptions],
-) -> FrameT:
-    """Statistical parity difference: selection rate of the group − of the reference.
-
-    Formula: P(Ŷ=1 | A=g) − P(Ŷ=1 | A=ref). 0 is parity; undefined for an empty group.
-
-    Examples
-    --------
-    >>> import polars as pl
-    >>> df = pl.DataFrame({"g": ["a", "a", "b", "b"], "y": [1, 0, 1, 0], "p": [1, 1, 1, 0]})
-    >>> out = statistical_parity_difference(df, y_true="y", y_pred="p", by="g", reference="b")
-    >>> out["statistical_parity_difference"].to_list()
-    [0.5, 0.0]
-    """
-    return _criterion("statistical_parity_difference", data, by, reference, weighted,
-                      count_options)
-
-
-def disparate_impact(
-    data: FrameT, *, by: ColumnNames | None = None, reference: Reference = "overall",
-    weighted: bool | None = None, **count_options: Unpack[CountOptions],
-) -> FrameT:
-    """Disparate impact: selection rate of the group / of the reference (four-fifths rule: < 0.8).
-
-    Formula: P(Ŷ=1 | A=g) / P(Ŷ=1 | A=ref). Null when the reference selects nobody.
-
-    Examples
-    --------
-    >>> import polars as pl
-    >>> df = pl.DataFrame({"g": ["a", "a", "b", "b"], "y": [1, 0, 1, 0], "p": [1, 0, 1, 1]})
-    >>> out = disparate_impact(df, y_true="y", y_pred="p", by="g", reference="b")
-    >>> out["disparate_impact"].to_list()
-    [0.5, 1.0]
-    """
-    return _criterion("disparate_impact", data, by, reference, weighted, count_options)
-
-
-def equal_opportunity_difference(
-    data: FrameT, *, by: ColumnNames | None = None, reference: Reference = "overall",
-    weighted: bool | None = None, **count_options: Unpack[CountOptions],
-) -> FrameT:
-    """Equal opportunity difference: TPR of the group − TPR of the reference.
-
-    Formula: P(Ŷ=1 | A=g, Y=1) − P(Ŷ=1 | A=ref, Y=1). Undefined without actual positives.
-
-    Examples
-    --------
-    >>> import polars as pl
-    >>> df = pl.DataFrame({"g": ["a", "a", "b", "b"], "y": [1, 1, 1, 1], "p": [1, 0, 1, 1]})
-    >>> out = equal_opportunity_difference(df, y_true="y", y_pred="p", by="g", reference="b")
-    >>> out["equal_opportunity_difference"].to_list()
-    [-0.5, 0.0]
-    """
-    return _criterion("equal_opportunity_difference", data, by, reference, weighted,
-                      count_options)
-
-
-def predictive_equality_difference(
-    data: FrameT, *, by: ColumnNames | None = None, reference: Reference = "overall",
-    weighted: bool | None = None, **count_options: Unpack[CountOptions],
-) -> FrameT:
-    """Predictive equality difference: FPR of the group − FPR of the reference.
-
-    Formula: P(Ŷ=1 | A=g, Y=0) − P(Ŷ=1 | A=ref, Y=0). Undefined without actual negatives.
-
-    Examples
-    --------
-    >>> import polars as pl
-    >>> df = pl.DataFrame({"g": ["a", "a", "b", "b"], "y": [0, 0, 0, 0], "p": [1, 0, 0, 0]})
-    >>> out = predictive_equality_difference(df, y_true="y", y_pred="p", by="g", reference="b")
-    >>> out["predictive_equality_difference"].to_list()
-    [0.5, 0.0]
-    """
-    return _criterion("predictive_equality_difference", data, by, reference, weighted,
-                      count_options)
-
-
-def equalized_odds_difference(
-    data: FrameT, *, by: ColumnNames | None = None, reference: Reference = "overall",
-    weighted: bool | None = None, **count_options: Unpack[CountOptions],
-) -> FrameT:
-    """Equalized odds difference: the larger of |ΔFPR| and |ΔFNR| against the reference.
-
-    Formula: max(|FPR_g − FPR_ref|, |FNR_g − FNR_ref|). Null when either is undefined. The two
-    parts are ``predictive_equality_difference`` and ``false_negative_rate_difference`` in
-    :func:`fairness_criteria`.
-
-    Examples
-    --------
-    >>> import polars as pl
-    >>> df = pl.DataFrame({"g": ["a", "a", "b", "b"], "y": [1, 0, 1, 0], "p": [0, 1, 1, 0]})
-    >>> out = equalized_odds_difference(df, y_true="y", y_pred="p", by="g", reference="b")
-    >>> out["equalized_odds_difference"].to_list()
-    [1.0, 0.0]
-    """
-    return _criterion("equalized_odds_difference", data, by, reference, weighted, count_options)
-
-
-def accuracy_equality_difference(
-    data: FrameT, *, by: ColumnNames | None = None, reference: Reference = "overall",
-    weighted: bool | None = None, **count_options: Unpack[CountOptions],
-) -> FrameT:
-    """Accuracy equality difference: accuracy of the group − accuracy of the reference.
-
-    Formula: P(Ŷ=Y | A=g) − P(Ŷ=Y | A=ref).
-
-    Examples
-    --------
-    >>> import polars as pl
-    >>> df = pl.DataFrame({"g": ["a", "a", "b", "b"], "y": [1, 0, 1, 0], "p": [0, 0, 1, 0]})
-    >>> out = accuracy_equality_difference(df, y_true="y", y_pred="p", by="g", reference="b")
-    >>> out["accuracy_equality_difference"].to_list()
-    [-0.5, 0.0]
-    """
-    return _criterion("accuracy_equality_difference", data, by, reference, weighted,
-                      count_options)
-
-
-def positive_predictive_parity_difference(
-    data: FrameT, *, by: ColumnNames | None = None, reference: Reference = "overall",
-    weighted: bool | None = None, **count_options: Unpack[CountOptions],
-) -> FrameT:
-    """Positive predictive parity difference: PPV of the group − PPV of the reference.
-
-    Formula: P(Y=1 | A=g, Ŷ=1) − P(Y=1 | A=ref, Ŷ=1). Undefined when nothing is predicted
-    positive in either.
-
-    Examples
-    --------
-    >>> import polars as pl
-    >>> df = pl.DataFrame({"g": ["a", "a", "b", "b"], "y": [1, 0, 1, 0], "p": [1, 1, 1, 0]})
-    >>> out = positive_predictive_parity_difference(df, y_true="y", y_pred="p", by="g",
-    ...                                             reference="b")
-    >>> out["positive_predictive_parity_difference"].to_list()
-    [-0.5, 0.0]
-    """
-    return _criterion("positive_predictive_parity_difference", data, by, reference, weighted,
-                      count_options)
-
-
-def negative_predictive_parity_difference(
-    data: FrameT, *, by: ColumnNames | None = None, reference: Reference = "overall",
-    weighted: bool | None = None, **count_options: Unpack[CountOptions],
-) -> FrameT:
-    """Negative predictive parity difference: NPV of the group − NPV of the reference.
-
-    Formula: P(Y=0 | A=g, Ŷ=0) − P(Y=0 | A=ref, Ŷ=0). Undefined when nothing is predicted
-    negative in either.
-
-    Examples
-    --------
-    >>> import polars as pl
-    >>> df = pl.DataFrame({"g": ["a", "a", "b", "b"], "y": [1, 0, 1, 0], "p": [0, 0, 1, 0]})
-    >>> out = negative_predictive_parity_difference(df, y_true="y", y_pred="p", by="g",
-    ...                                             reference="b")
-    >>> out["negative_predictive_parity_difference"].to_list()
-    [-0.5, 0.0]
-    """
-    return _criterion("negative_predictive_parity_difference", data, by, reference, weighted,
-                      count_options)
+    if wide:
+        return to_wide(out, quantities=names)
+    return out

@@ -11,6 +11,7 @@ __all__ = [
     "ColumnNotFoundError",
     "EmptyGroupError",
     "FairMetricsError",
+    "InconsistentInputError",
     "InvalidDtypeError",
     "InvalidLabelError",
     "InvalidOptionError",
@@ -19,6 +20,7 @@ __all__ = [
     "InvalidWeightError",
     "ReferenceGroupError",
     "SectionNotFoundError",
+    "StoreError",
 ]
 
 MSG_MISSING_COLUMN = "column {column!r} ({role}) not found; available columns: {available}"
@@ -53,6 +55,15 @@ class ColumnNotFoundError(FairMetricsError, KeyError):
         return str(self.args[0]) if self.args else ""
 
 
+class InconsistentInputError(FairMetricsError):
+    """Records that describe one row disagree or repeat.
+
+    In the long ensemble layout (one record per test row and model): a row whose group, label,
+    weight or other per-row value differs between its records, or a (row, model) pair given
+    twice. Such input would otherwise be read silently from one of the records.
+    """
+
+
 class InvalidDtypeError(FairMetricsError, TypeError):
     """A column has a dtype the operation cannot use."""
 
@@ -83,6 +94,10 @@ class ReferenceGroupError(FairMetricsError):
 
 class EmptyGroupError(FairMetricsError):
     """A group or stratum required by the computation has no rows."""
+
+
+class StoreError(FairMetricsError):
+    """A count store is missing, is not a count store, or was written with other options."""
 
 
 class SectionNotFoundError(FairMetricsError, KeyError):

@@ -18,20 +18,26 @@ from __future__ import annotations
 import difflib
 import functools
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import polars as pl
 
 from polars_fairmetrics._typing import FrameT, IntoExpr, Label
-from polars_fairmetrics._validate import check_weight_summary, schema_of
+from polars_fairmetrics._validate import schema_of
 from polars_fairmetrics.counts import (
     WEIGHTED_COUNT_COLUMNS,
     confusion_counts,
     count_columns,
     is_weighted,
 )
-from polars_fairmetrics.exceptions import MSG_THIRD_LABEL, InvalidLabelError, InvalidOptionError
+from polars_fairmetrics.exceptions import (
+    MSG_NEGATIVE_WEIGHT,
+    MSG_NONFINITE_WEIGHT,
+    MSG_THIRD_LABEL,
+    InvalidOptionError,
+)
+from polars_fairmetrics.inputs import accepts_tables
 
 __all__ = [
     "DEFAULT_METRICS",
@@ -66,23 +72,30 @@ __all__ = [
 def safe_div(numerator: pl.Expr, denominator: pl.Expr) -> pl.Expr:
     """``numerator / denominator`` as Float64, null where the denominator is 0 (or null).
 
-    The one division helper of the package: every 0/0 becomes null.
+    The one division helper of the package: every 0/0 becomes null. Every quotient is the
+    correctly rounded IEEE quotient, also when the denominator is one value broadcast over a
+    column (Polars divides a column by a scalar through the reciprocal, ``x * (1 / d)``, which
+    is off by an ulp for some inputs: 0.75 / 0.7142857142857143 would give 1.0499999999999998
+    instead of 1.05, so the same two numbers could give different ratios in different tables).
 
     Examples
     --------
     >>> import polars as pl
     >>> pl.select(safe_div(pl.lit(1), pl.lit(0))).item() is None
     True
+    >>> df = pl.DataFrame({"v": [0.75]})
+    >>> df.select(safe_div(pl.col("v"), pl.lit(0.7142857142857143))).item()
+    1.05
     """
-    return (
-        pl.when(denominator != 0)
-        .then(numerator.cast(pl.Float64) / denominator.cast(pl.Float64))
-        .otherwise(pl.lit(None, dtype=pl.Float64))
-    )
+    num = numerator.cast(pl.Float64)
+    den = denominator.cast(pl.Float64)
+    # A zero shaped like the numerator turns a broadcast denominator into a column, so Polars
+    # divides element by element (where the numerator is null the quotient is null anyway).
+    den_column = den + pl.lit(0.0) * num.is_null().cast(pl.Float64)
+    return pl.when(den != 0).then(num / den_column).otherwise(pl.lit(None, dtype=pl.Float64))
 
 
-def _row_labels(role: str, pos_label: Label | None,
-                neg_label: Label | None) -> tuple[Label, Label]:
+def _row_labels(role: str, pos_label: Label | None, neg_label: Label | None) -> tuple[Label, Label]:
     """The positive and negative label of a row expression (its dtype is unknown when built).
 
     Numbers and Booleans: ``pos_label`` defaults to 1 (``True == 1``), ``neg_label`` to the other
@@ -103,48 +116,62 @@ def _row_labels(role: str, pos_label: Label | None,
     raise InvalidOptionError(f"{role}: pos_label={pos!r} needs neg_label= in an expression")
 
 
-def _guard(diagnostics: pl.Expr, check: Callable[[dict[str, Any]], None]) -> pl.Expr:
-    """``True`` per group, or an error raised by ``check`` on the aggregated ``diagnostics``.
+def _raise_if(message: pl.Expr, column: str) -> pl.Expr:
+    """``True`` where ``message`` is null, else a Polars error quoting ``message``.
 
-    The rows are summarised by native aggregations; only the summary (one row per group) goes
-    through Python, so validating costs almost nothing.
+    A native check (no Python UDF, so it streams): the message, null when the input is valid, is
+    strictly cast to ``Int8``, which no message parses as, so Polars raises
+    ``polars.exceptions.InvalidOperationError`` quoting it "in column ``column``" (the struct
+    round trip names the Series: a plain alias is applied after the cast). Only the per-group
+    summary is formatted, never the rows.
     """
+    named = pl.struct(message.alias(column)).struct.field(column)
+    return named.cast(pl.Int8, strict=True).is_null()
 
-    def run(s: pl.Series) -> pl.Series:
-        for row in s.to_list():
-            check(row)
-        return pl.Series([True], dtype=pl.Boolean)
 
-    return diagnostics.map_batches(run, return_dtype=pl.Boolean, returns_scalar=True)
+def _value_text(value: pl.Expr, quoted: bool) -> pl.Expr:
+    """An aggregated value as Python would print it in a message (``repr``)."""
+    text = value.cast(pl.String)
+    if quoted:
+        return pl.concat_str(pl.lit("'"), text, pl.lit("'"))
+    return text.str.to_lowercase()  # NaN -> nan, inf -> inf, like Python
+
+
+def _message(template: str, placeholder: str, value: pl.Expr, **fields: Any) -> pl.Expr:
+    """``template`` formatted with ``fields`` and the text ``value`` (null when it is null)."""
+    head, tail = template.split(placeholder)
+    return pl.concat_str(pl.lit(head.format(**fields)), value, pl.lit(tail.format(**fields)))
 
 
 def _label_guard(raw: pl.Expr, role: str, pos: Label, neg: Label) -> pl.Expr:
+    """``True`` per group, or a Polars error naming the column and a value that is neither class.
+
+    One aggregation: the first value outside ``{pos, neg}`` (NaN included; null labels are null
+    in the comparison, so they are left out, not flagged).
+    """
     name = raw.meta.output_name(raise_if_undetermined=False) or role
-    bad = raw.is_not_null() & (raw != pos) & (raw != neg)
-    diagnostics = pl.struct(
-        bad.sum().alias("n_bad"),
-        pl.when(bad).then(raw).min().cast(pl.String).alias("example"),
-    )
-
-    def check(row: dict[str, Any]) -> None:
-        if row["n_bad"]:
-            raise InvalidLabelError(
-                MSG_THIRD_LABEL.format(column=name, role=role, value=row["example"], pos=pos,
-                                       neg=neg)
-            )
-
-    return _guard(diagnostics, check)
+    example = raw.filter((raw != pos) & (raw != neg)).first()
+    value = _value_text(example, quoted=isinstance(pos, str))
+    msg = _message(MSG_THIRD_LABEL, "{value!r}", value, column=name, role=role, pos=pos, neg=neg)
+    return _raise_if(msg, name)
 
 
 def _weight_guard(w: pl.Expr) -> pl.Expr:
+    """``True`` per group, or a Polars error naming the column and a negative/NaN/inf weight.
+
+    Two plain aggregations, no per-row arithmetic: ``min`` (NaN skipped) finds a negative weight
+    (or ``-inf``), the NaN-propagating ``nan_max`` a NaN or ``+inf``.
+    """
     name = w.meta.output_name(raise_if_undetermined=False) or "weight"
     f = w.cast(pl.Float64)
-    diagnostics = pl.struct(f.min().alias("min"), f.max().alias("max"), f.sum().alias("sum"))
-
-    def check(row: dict[str, Any]) -> None:
-        check_weight_summary(name, row["min"], row["max"], row["sum"])
-
-    return _guard(diagnostics, check)
+    low, high = f.min(), f.nan_max()
+    msg = (
+        pl.when(low < 0)
+        .then(_message(MSG_NEGATIVE_WEIGHT, "{value!r}", _value_text(low, False), column=name))
+        .when(high.is_nan() | high.is_infinite())
+        .then(_message(MSG_NONFINITE_WEIGHT, "{value!r}", _value_text(high, False), column=name))
+    )
+    return _raise_if(msg, name)
 
 
 def _as_expr(x: IntoExpr) -> pl.Expr:
@@ -164,8 +191,9 @@ class Counts:
     tn: pl.Expr
     fn: pl.Expr
     guard: pl.Expr | None = None
-    """Optional input check (row context): every metric of these counts is null-or-raises
-    through it, applied once at the top of the metric's expression."""
+    """Optional input check (row context), a native Boolean aggregation: ``True`` per group, or
+    a Polars error quoting the package's message. Every metric of these counts applies it once,
+    at the top of its expression."""
 
     @classmethod
     def from_columns(cls, *, weighted: bool = False, prefix: str = "") -> Counts:
@@ -179,9 +207,7 @@ class Counts:
         0.6
         """
         suffix = "_w" if weighted else ""
-        return cls(
-            *(pl.col(f"{prefix}{c}{suffix}") for c in ("tp", "fp", "tn", "fn"))
-        )
+        return cls(*(pl.col(f"{prefix}{c}{suffix}") for c in ("tp", "fp", "tn", "fn")))
 
     @classmethod
     def from_rows(
@@ -193,17 +219,30 @@ class Counts:
         pos_label: Label | None = None,
         neg_label: Label | None = None,
     ) -> Counts:
-        """Counts as aggregations over rows (for ``select`` / ``group_by().agg()``).
+        r"""Counts as aggregations over rows (for ``select`` / ``group_by().agg()``).
 
-        Labels are Boolean, numeric 0/1 (or ``pos_label``/``neg_label``), or text with both
-        ``pos_label`` and ``neg_label``; a third value raises :class:`InvalidLabelError` naming
-        the column and the value, and negative, NaN or infinite weights raise
-        :class:`InvalidWeightError`. The checks run on per-group summaries (native aggregations),
-        so they cost little; they are applied by every metric function (the ``guard`` field),
-        not by the raw ``tp``/``fp``/``tn``/``fn`` expressions. Rows with a null label,
-        prediction or weight are left out (use :func:`~polars_fairmetrics.confusion_counts` to
-        have them counted and reported). On large data, :func:`group_metrics` (one pass to a
-        count table) is several times faster than many row aggregations.
+        .. math::
+
+            TP = \sum_i w_i\,1[y_i = pos,\ \hat y_i = pos],\quad
+            FP = \sum_i w_i\,1[y_i = neg,\ \hat y_i = pos],\ \ldots
+
+        (:math:`w_i = 1` without ``weight``: integer counts). Labels are Boolean, numeric 0/1
+        (or ``pos_label``/``neg_label``), or text with both ``pos_label`` and ``neg_label``.
+        Rows with a null label, prediction or weight are left out (use
+        :func:`~polars_fairmetrics.confusion_counts` to have them counted and reported).
+
+        Every check is a native Polars expression (no Python UDF), so the expression streams:
+        one aggregation per label column (a value outside the two classes) and one for the
+        weight (negative, NaN or infinite), applied by every metric function (the ``guard``
+        field), not by the raw ``tp``/``fp``/``tn``/``fn`` expressions. Several metrics of the
+        same rows in one ``agg`` share their aggregations on the streaming engine. Bad input
+        raises **Polars'** ``polars.exceptions.InvalidOperationError`` (not an
+        :class:`InvalidLabelError`/:class:`InvalidWeightError`: only Polars can raise inside a
+        native expression) when the query runs; its message quotes the package's message, which
+        names the column and the value, e.g. ``conversion from `str` to `i8` failed in column
+        'y' for 1 out of 3 values: ["column 'y' (y_true) has a value 2 that is neither the
+        positive label 1 nor the negative label 0"]``. On large data,
+        :func:`group_metrics` (one pass to a count table) is the fastest path.
 
         Examples
         --------
@@ -211,27 +250,38 @@ class Counts:
         >>> df = pl.DataFrame({"y": [1, 1, 0, 0], "pred": [1, 0, 1, 0], "w": [1.0, 3.0, 1.0, 1.0]})
         >>> df.select(true_positive_rate(Counts.from_rows("pred", y_true="y", weight="w"))).item()
         0.25
-        """
+        >>> bad = df.with_columns(w=pl.Series([1.0, -3.0, 1.0, 1.0]))
+        >>> bad.select(true_positive_rate(Counts.from_rows("pred", y_true="y", weight="w")))
+        Traceback (most recent call last):
+        ...
+        polars.exceptions.InvalidOperationError: conversion from `str` to `i8` failed in column 'w' for 1 out of 1 values: ["column 'w' (weight) has a negative weight -3.0"]
+        ...
+        """  # noqa: E501
         yt_raw, yp_raw = _as_expr(y_true), _as_expr(y_pred)
         pos_t, neg_t = _row_labels("y_true", pos_label, neg_label)
         pos_p, neg_p = _row_labels("y_pred", pos_label, neg_label)
+        # A null on either side makes a cell mask null or False, never True: nulls are left out
+        # without a separate validity mask.
         yt, yp = yt_raw == pos_t, yp_raw == pos_p
-        valid = yt_raw.is_not_null() & yp_raw.is_not_null()
-        ok = _label_guard(yt_raw, "y_true", pos_t, neg_t) & _label_guard(yp_raw, "y_pred", pos_p,
-                                                                          neg_p)
+        ok = _label_guard(yt_raw, "y_true", pos_t, neg_t) & _label_guard(
+            yp_raw, "y_pred", pos_p, neg_p
+        )
         if weight is None:
+
             def cell(mask: pl.Expr) -> pl.Expr:
-                return (mask & valid).fill_null(False).sum().cast(pl.Int64)
+                return mask.sum().cast(pl.Int64)
         else:
             w = _as_expr(weight).cast(pl.Float64)
             ok = ok & _weight_guard(w)
-            valid = valid & w.is_not_null()
 
             def cell(mask: pl.Expr) -> pl.Expr:
-                return (w * (mask & valid).fill_null(False)).sum()
+                # a null weight stays null and is left out of the sum; a False or null mask adds
+                # an exact 0.0 (a result without nulls sums about twice as fast as a masked one)
+                return pl.when(mask).then(w).otherwise(0.0).sum()
 
-        return cls(tp=cell(yt & yp), fp=cell(~yt & yp), tn=cell(~yt & ~yp), fn=cell(yt & ~yp),
-                   guard=ok)
+        return cls(
+            tp=cell(yt & yp), fp=cell(~yt & yp), tn=cell(~yt & ~yp), fn=cell(yt & ~yp), guard=ok
+        )
 
     @property
     def n(self) -> pl.Expr:
@@ -264,10 +314,12 @@ def _named(func: Callable[[Counts], pl.Expr]) -> Callable[[Counts], pl.Expr]:
 
     @functools.wraps(func)
     def wrapper(c: Counts) -> pl.Expr:
-        out = func(c)
-        if c.guard is not None:
-            out = pl.when(c.guard).then(out)
-        return out.alias(func.__name__)
+        if c.guard is None:
+            return func(c).alias(func.__name__)
+        # composite metrics (balanced accuracy, g-mean, …) call other metrics: the guard is
+        # applied once, at the top
+        out = func(replace(c, guard=None))
+        return pl.when(c.guard).then(out).alias(func.__name__)
 
     return wrapper
 
@@ -589,6 +641,9 @@ class MetricSpec:
     higher_is_better: bool | None
     support: Callable[[Counts], pl.Expr]
     aliases: tuple[str, ...] = field(default=())
+    proportion: bool = False
+    """The value is a share of its support (numerator / support, both counts of rows): the
+    metrics a two-proportion test applies to."""
 
 
 def _spec(
@@ -600,8 +655,17 @@ def _spec(
     aliases: tuple[str, ...] = (),
     value_range: tuple[float, float] = (0.0, 1.0),
 ) -> MetricSpec:
-    return MetricSpec(func.__name__, func, formula, undefined_when, value_range, higher_is_better,
-                      support, aliases)
+    return MetricSpec(
+        func.__name__,
+        func,
+        formula,
+        undefined_when,
+        value_range,
+        higher_is_better,
+        support,
+        aliases,
+        proportion=support in (_n, _pos, _neg, _ppos, _pneg),
+    )
 
 
 def _n(c: Counts) -> pl.Expr:
@@ -633,8 +697,7 @@ def _f1_support(c: Counts) -> pl.Expr:
 
 
 def _mcc_support(c: Counts) -> pl.Expr:
-    return pl.min_horizontal(c.positives, c.negatives, c.predicted_positives,
-                             c.predicted_negatives)
+    return pl.min_horizontal(c.positives, c.negatives, c.predicted_positives, c.predicted_negatives)
 
 
 METRICS: dict[str, MetricSpec] = {
@@ -642,37 +705,126 @@ METRICS: dict[str, MetricSpec] = {
     for s in (
         _spec(accuracy, "(TP + TN) / (TP + FP + TN + FN)", "the group is empty", True, _n),
         _spec(error_rate, "(FP + FN) / (TP + FP + TN + FN)", "the group is empty", False, _n),
-        _spec(balanced_accuracy, "(TP / (TP + FN) + TN / (TN + FP)) / 2",
-              "either class is absent", True, _both),
-        _spec(balanced_error_rate, "(FN / (TP + FN) + FP / (FP + TN)) / 2",
-              "either class is absent", False, _both, ("ber",)),
-        _spec(true_positive_rate, "TP / (TP + FN)", "there are no actual positives", True, _pos,
-              ("tpr", "recall", "sensitivity")),
-        _spec(false_negative_rate, "FN / (TP + FN)", "there are no actual positives", False, _pos,
-              ("fnr", "miss_rate")),
-        _spec(false_positive_rate, "FP / (FP + TN)", "there are no actual negatives", False, _neg,
-              ("fpr", "fall_out")),
-        _spec(true_negative_rate, "TN / (FP + TN)", "there are no actual negatives", True, _neg,
-              ("tnr", "specificity")),
-        _spec(positive_predictive_value, "TP / (TP + FP)", "nothing is predicted positive", True,
-              _ppos, ("ppv", "precision")),
-        _spec(negative_predictive_value, "TN / (TN + FN)", "nothing is predicted negative", True,
-              _pneg, ("npv",)),
-        _spec(false_discovery_rate, "FP / (TP + FP)", "nothing is predicted positive", False,
-              _ppos, ("fdr",)),
-        _spec(false_omission_rate, "FN / (TN + FN)", "nothing is predicted negative", False,
-              _pneg, ("for",)),
-        _spec(f1_score, "2·TP / (2·TP + FP + FN)", "TP + FP + FN = 0 (only true negatives)",
-              True, _f1_support, ("f1",)),
-        _spec(selection_rate, "(TP + FP) / (TP + FP + TN + FN)", "the group is empty", None, _n,
-              ("positive_rate",)),
-        _spec(base_rate, "(TP + FN) / (TP + FP + TN + FN)", "the group is empty", None, _n,
-              ("prevalence",)),
-        _spec(g_mean, "sqrt(TP / (TP + FN) · TN / (TN + FP))", "either class is absent", True,
-              _both, ("gmean",)),
-        _spec(matthews_corrcoef, "(TP·TN − FP·FN) / sqrt((TP + FP)(TP + FN)(TN + FP)(TN + FN))",
-              "any of TP + FP, TP + FN, TN + FP, TN + FN is 0", True, _mcc_support, ("mcc",),
-              (-1.0, 1.0)),
+        _spec(
+            balanced_accuracy,
+            "(TP / (TP + FN) + TN / (TN + FP)) / 2",
+            "either class is absent",
+            True,
+            _both,
+        ),
+        _spec(
+            balanced_error_rate,
+            "(FN / (TP + FN) + FP / (FP + TN)) / 2",
+            "either class is absent",
+            False,
+            _both,
+            ("ber",),
+        ),
+        _spec(
+            true_positive_rate,
+            "TP / (TP + FN)",
+            "there are no actual positives",
+            True,
+            _pos,
+            ("tpr", "recall", "sensitivity"),
+        ),
+        _spec(
+            false_negative_rate,
+            "FN / (TP + FN)",
+            "there are no actual positives",
+            False,
+            _pos,
+            ("fnr", "miss_rate"),
+        ),
+        _spec(
+            false_positive_rate,
+            "FP / (FP + TN)",
+            "there are no actual negatives",
+            False,
+            _neg,
+            ("fpr", "fall_out"),
+        ),
+        _spec(
+            true_negative_rate,
+            "TN / (FP + TN)",
+            "there are no actual negatives",
+            True,
+            _neg,
+            ("tnr", "specificity"),
+        ),
+        _spec(
+            positive_predictive_value,
+            "TP / (TP + FP)",
+            "nothing is predicted positive",
+            True,
+            _ppos,
+            ("ppv", "precision"),
+        ),
+        _spec(
+            negative_predictive_value,
+            "TN / (TN + FN)",
+            "nothing is predicted negative",
+            True,
+            _pneg,
+            ("npv",),
+        ),
+        _spec(
+            false_discovery_rate,
+            "FP / (TP + FP)",
+            "nothing is predicted positive",
+            False,
+            _ppos,
+            ("fdr",),
+        ),
+        _spec(
+            false_omission_rate,
+            "FN / (TN + FN)",
+            "nothing is predicted negative",
+            False,
+            _pneg,
+            ("for",),
+        ),
+        _spec(
+            f1_score,
+            "2·TP / (2·TP + FP + FN)",
+            "TP + FP + FN = 0 (only true negatives)",
+            True,
+            _f1_support,
+            ("f1",),
+        ),
+        _spec(
+            selection_rate,
+            "(TP + FP) / (TP + FP + TN + FN)",
+            "the group is empty",
+            None,
+            _n,
+            ("positive_rate",),
+        ),
+        _spec(
+            base_rate,
+            "(TP + FN) / (TP + FP + TN + FN)",
+            "the group is empty",
+            None,
+            _n,
+            ("prevalence",),
+        ),
+        _spec(
+            g_mean,
+            "sqrt(TP / (TP + FN) · TN / (TN + FP))",
+            "either class is absent",
+            True,
+            _both,
+            ("gmean",),
+        ),
+        _spec(
+            matthews_corrcoef,
+            "(TP·TN − FP·FN) / sqrt((TP + FP)(TP + FN)(TN + FP)(TN + FN))",
+            "any of TP + FP, TP + FN, TN + FP, TN + FN is 0",
+            True,
+            _mcc_support,
+            ("mcc",),
+            (-1.0, 1.0),
+        ),
     )
 }
 """Every confusion metric by its full name."""
@@ -741,12 +893,27 @@ def key_columns(columns: Sequence[str]) -> list[str]:
     return [c for c in columns if c not in counted]
 
 
+def metric_columns(names: Sequence[str], counts: Counts, *, weighted: bool) -> list[pl.Expr]:
+    """The value column ``m`` and the support column ``m_support`` of each metric ``m``.
+
+    Values come from ``counts`` (weighted or not); the support is always the integer count in
+    the metric's denominator (columns ``tp, fp, tn, fn`` of the table).
+    """
+    ints = Counts.from_columns() if weighted else counts
+    return [
+        *[METRICS[m].func(counts).alias(m) for m in names],
+        *[METRICS[m].support(ints).cast(pl.Int64).alias(f"{m}_support") for m in names],
+    ]
+
+
+@accepts_tables
 def metrics_from_counts(
     counts: FrameT,
     *,
     metrics: str | Sequence[str] | None = None,
     weighted: bool | None = None,
-    long: bool = False,
+    by: str | Sequence[str] | None = None,
+    wide: bool = False,
 ) -> FrameT:
     """Evaluate metrics on a count table (or a table of replicates or thresholds).
 
@@ -758,16 +925,24 @@ def metrics_from_counts(
         Metric names or aliases (default: all of :data:`METRICS`).
     weighted
         Use the weighted sums (default: when the table has them).
-    long
-        Tidy output: the key columns, ``metric``, ``value``, ``support`` (the metric's
-        denominator count; 0 where the value is null), ``n`` (and ``n_w``). Otherwise the
-        metric columns are appended to the count table.
+    by
+        The group key columns (default: every column that is neither a count nor a partition).
+    wide
+        One row per group and one column per metric (``docs/results.md``): the value in column
+        ``m`` and its support in ``m_support``.
+
+    Returns
+    -------
+    DataFrame or LazyFrame
+        The group-values kind of ``docs/results.md``: keys, partitions, ``metric``, ``value``,
+        ``support`` (the metric's denominator count; 0 where the value is undefined for lack of
+        rows), ``n``, ``n_null`` (and ``n_w`` when weighted) where the table has them.
 
     Examples
     --------
     >>> import polars as pl
     >>> t = pl.DataFrame({"g": ["a", "b"], "tp": [3, 0], "fp": [1, 0], "tn": [4, 5], "fn": [2, 0]})
-    >>> metrics_from_counts(t, metrics=["tpr", "fpr"], long=True)
+    >>> metrics_from_counts(t, metrics=["tpr", "fpr"])
     shape: (4, 4)
     ┌─────┬─────────────────────┬───────┬─────────┐
     │ g   ┆ metric              ┆ value ┆ support │
@@ -780,26 +955,24 @@ def metrics_from_counts(
     │ b   ┆ false_positive_rate ┆ 0.0   ┆ 5       │
     └─────┴─────────────────────┴───────┴─────────┘
     """
-    columns = list(schema_of(counts).names())
-    names = _metric_names(metrics)
-    use_w = _use_weighted(columns, weighted)
+    from polars_fairmetrics.results import Layout, finish, from_wide
+
+    columns: list[str] = list(schema_of(counts).names())
+    names: list[str] = _metric_names(metrics)
+    use_w: bool = _use_weighted(columns, weighted)
     c = Counts.from_columns(weighted=use_w)
-    if not long:
-        return counts.with_columns([METRICS[m].func(c).alias(m) for m in names])
-    keys: list[str] = key_columns(columns)
-    int_c = Counts.from_columns()
-    sizes: list[str] = ["n", "n_w"] if use_w else ["n"]
-    if "n" not in columns:
-        sizes = []
-    fields = {
-        m: {
-            "value": METRICS[m].func(c),
-            "support": METRICS[m].support(int_c).cast(pl.Int64),
-        }
-        for m in names
-    }
-    return to_long(counts, index=[*keys, *sizes], fields=fields).select(
-        [*keys, "metric", "value", "support", *sizes]
+    layout = Layout.of(columns, by, count_columns(columns))
+    keys, parts = layout.keys, layout.partitions
+    sizes = [s for s in ("n", "n_null", *(["n_w"] if use_w else [])) if s in columns]
+    frame = counts.select(*parts, *keys, *sizes, *metric_columns(names, c, weighted=use_w))
+    frame = finish(frame, keys=keys, partitions=parts)
+    if wide:
+        return frame
+    return finish(
+        from_wide(frame, quantities=names, fields=("support",)),
+        keys=keys,
+        partitions=parts,
+        order=names,
     )
 
 
@@ -820,14 +993,16 @@ def to_long(
         *[pl.struct([e.alias(k) for k, e in fields[m].items()]).alias(m) for m in names],
     )
     return (
-        wide.unpivot(on=names, index=["_pfm_row", *index], variable_name="metric",
-                     value_name="_pfm_fields")
+        wide.unpivot(
+            on=names, index=["_pfm_row", *index], variable_name="metric", value_name="_pfm_fields"
+        )
         .unnest("_pfm_fields")
         .sort("_pfm_row", pl.col("metric").replace_strict(order, return_dtype=pl.Int64))
         .drop("_pfm_row")
     )
 
 
+@accepts_tables
 def group_metrics(
     data: FrameT,
     *,
@@ -852,23 +1027,24 @@ def group_metrics(
     Returns
     -------
     DataFrame or LazyFrame
-        Tidy (default): group keys, ``metric``, ``value``, ``support``, ``n`` (, ``n_w``).
-        ``wide=True``: the count table with one column per metric.
+        The group-values kind of ``docs/results.md``: group keys, ``metric``, ``value``,
+        ``support``, ``n``, ``n_null`` (and ``n_w`` when weighted); ``wide=True``: one row per
+        group, one column per metric.
 
     Examples
     --------
     >>> import polars as pl
     >>> df = pl.DataFrame({"g": ["a", "a", "b", "b"], "y": [1, 0, 1, 0], "p": [1, 1, 0, 0]})
     >>> group_metrics(df, y_true="y", y_pred="p", by="g", metrics=["selection_rate"])
-    shape: (2, 5)
-    ┌─────┬────────────────┬───────┬─────────┬─────┐
-    │ g   ┆ metric         ┆ value ┆ support ┆ n   │
-    │ --- ┆ ---            ┆ ---   ┆ ---     ┆ --- │
-    │ str ┆ str            ┆ f64   ┆ i64     ┆ i64 │
-    ╞═════╪════════════════╪═══════╪═════════╪═════╡
-    │ a   ┆ selection_rate ┆ 1.0   ┆ 2       ┆ 2   │
-    │ b   ┆ selection_rate ┆ 0.0   ┆ 2       ┆ 2   │
-    └─────┴────────────────┴───────┴─────────┴─────┘
+    shape: (2, 6)
+    ┌─────┬────────────────┬───────┬─────────┬─────┬────────┐
+    │ g   ┆ metric         ┆ value ┆ support ┆ n   ┆ n_null │
+    │ --- ┆ ---            ┆ ---   ┆ ---     ┆ --- ┆ ---    │
+    │ str ┆ str            ┆ f64   ┆ i64     ┆ i64 ┆ i64    │
+    ╞═════╪════════════════╪═══════╪═════════╪═════╪════════╡
+    │ a   ┆ selection_rate ┆ 1.0   ┆ 2       ┆ 2   ┆ 0      │
+    │ b   ┆ selection_rate ┆ 0.0   ┆ 2       ┆ 2   ┆ 0      │
+    └─────┴────────────────┴───────┴─────────┴─────┴────────┘
     """
     counts = confusion_counts(
         data,
@@ -883,4 +1059,4 @@ def group_metrics(
         separately=separately,
         score_bounds=score_bounds,
     )
-    return metrics_from_counts(counts, metrics=metrics, long=not wide)
+    return metrics_from_counts(counts, metrics=metrics, by=by, wide=wide)

@@ -141,8 +141,20 @@ def add_cells(cells: Sequence[Cell]) -> Cell:
     """The cell of the union of disjoint row sets."""
     total = Cell()
     for c in cells:
-        for name in ("tp", "fp", "tn", "fn", "tp_w", "fp_w", "tn_w", "fn_w", "n_null",
-                     "n_null_y_true", "n_null_y_pred", "n_null_weight"):
+        for name in (
+            "tp",
+            "fp",
+            "tn",
+            "fn",
+            "tp_w",
+            "fp_w",
+            "tn_w",
+            "fn_w",
+            "n_null",
+            "n_null_y_true",
+            "n_null_y_pred",
+            "n_null_weight",
+        ):
             setattr(total, name, getattr(total, name) + getattr(c, name))
     return total
 
@@ -193,10 +205,10 @@ Metric = Callable[[float, float, float, float], "float | None"]
 REF_METRICS: dict[str, Metric] = {
     "accuracy": lambda tp, fp, tn, fn: _div(tp + tn, tp + fp + tn + fn),
     "error_rate": lambda tp, fp, tn, fn: _div(fp + fn, tp + fp + tn + fn),
-    "balanced_accuracy": lambda tp, fp, tn, fn: _mean2(_tpr(tp, fp, tn, fn),
-                                                       _tnr(tp, fp, tn, fn)),
-    "balanced_error_rate": lambda tp, fp, tn, fn: _mean2(_fnr(tp, fp, tn, fn),
-                                                         _fpr(tp, fp, tn, fn)),
+    "balanced_accuracy": lambda tp, fp, tn, fn: _mean2(_tpr(tp, fp, tn, fn), _tnr(tp, fp, tn, fn)),
+    "balanced_error_rate": lambda tp, fp, tn, fn: _mean2(
+        _fnr(tp, fp, tn, fn), _fpr(tp, fp, tn, fn)
+    ),
     "true_positive_rate": _tpr,
     "false_negative_rate": _fnr,
     "false_positive_rate": _fpr,
@@ -214,12 +226,23 @@ REF_METRICS: dict[str, Metric] = {
 """Every metric of the package, from its seed formula."""
 
 HIGHER_IS_BETTER: dict[str, bool | None] = {
-    "accuracy": True, "error_rate": False, "balanced_accuracy": True,
-    "balanced_error_rate": False, "true_positive_rate": True, "false_negative_rate": False,
-    "false_positive_rate": False, "true_negative_rate": True, "positive_predictive_value": True,
-    "negative_predictive_value": True, "false_discovery_rate": False,
-    "false_omission_rate": False, "f1_score": True, "selection_rate": None, "base_rate": None,
-    "g_mean": True, "matthews_corrcoef": True,
+    "accuracy": True,
+    "error_rate": False,
+    "balanced_accuracy": True,
+    "balanced_error_rate": False,
+    "true_positive_rate": True,
+    "false_negative_rate": False,
+    "false_positive_rate": False,
+    "true_negative_rate": True,
+    "positive_predictive_value": True,
+    "negative_predictive_value": True,
+    "false_discovery_rate": False,
+    "false_omission_rate": False,
+    "f1_score": True,
+    "selection_rate": None,
+    "base_rate": None,
+    "g_mean": True,
+    "matthews_corrcoef": True,
 }
 
 
@@ -261,7 +284,9 @@ def reference_cell(cells: dict[Key, Cell], group: Key, reference: Hashable) -> C
 
 
 def ref_disparities(
-    counts: dict[tuple[Key, float | None], Cell], metrics: Sequence[str], reference: Hashable,
+    counts: dict[tuple[Key, float | None], Cell],
+    metrics: Sequence[str],
+    reference: Hashable,
     weighted: bool,
 ) -> dict[tuple[Key, float | None, str], Disparity]:
     """Per (group, threshold, metric): value, reference value, difference, ratio."""
@@ -289,7 +314,9 @@ class Summary:
 
 
 def ref_between_groups(
-    counts: dict[tuple[Key, float | None], Cell], metrics: Sequence[str], weighted: bool,
+    counts: dict[tuple[Key, float | None], Cell],
+    metrics: Sequence[str],
+    weighted: bool,
     tol: float = 1e-9,
 ) -> dict[tuple[float | None, str], Summary]:
     """Max, min, max − min, min / max; the groups that may be named worst and best."""
@@ -304,10 +331,19 @@ def ref_between_groups(
             top = {k for k, v in defined.items() if hi is not None and abs(v - hi) <= tol}
             bottom = {k for k, v in defined.items() if lo is not None and abs(v - lo) <= tol}
             hib = HIGHER_IS_BETTER[m]
-            worst, best = (bottom, top) if hib else (top, bottom) if hib is False else (set(),
-                                                                                      set())
-            out[(t, m)] = Summary(hi, lo, _sub(hi, lo), _ratio(lo, hi), worst, best,
-                                  len(values), len(values) - len(defined))
+            worst, best = (
+                (bottom, top) if hib else (top, bottom) if hib is False else (set(), set())
+            )
+            out[(t, m)] = Summary(
+                hi,
+                lo,
+                _sub(hi, lo),
+                _ratio(lo, hi),
+                worst,
+                best,
+                len(values),
+                len(values) - len(defined),
+            )
     return out
 
 
@@ -332,7 +368,7 @@ def ref_criteria(
     metrics = sorted({m for m, _ in REF_CRITERIA.values()})
     disp = ref_disparities(counts, metrics, reference, weighted)
     out: dict[tuple[Key, float | None, str], float | None] = {}
-    for (k, t, _m) in disp:
+    for k, t, _m in disp:
         for crit, (base, how) in REF_CRITERIA.items():
             d = disp[(k, t, base)]
             out[(k, t, crit)] = d.difference if how == "difference" else d.ratio
@@ -410,8 +446,9 @@ def structures(draw: st.DrawFn, scores: bool = True, weights: bool = True) -> St
     thresholds = None
     if use_score:
         k = draw(st.integers(1, 3))
-        thresholds = [t / 10 for t in draw(st.lists(st.integers(0, 10), min_size=k, max_size=k,
-                                                    unique=True))]
+        thresholds = [
+            t / 10 for t in draw(st.lists(st.integers(0, 10), min_size=k, max_size=k, unique=True))
+        ]
     return Structure(
         n_keys=draw(st.sampled_from([0, 1, 1, 2])),
         n_groups=draw(st.integers(1, 4)),
@@ -442,19 +479,23 @@ def frames_of(draw: st.DrawFn, s: Structure, max_rows: int = 60) -> Case:
     cols: dict[str, pl.Series] = {}
     keys: list[str] = list(KEY_COLUMNS[: s.n_keys])
     if s.n_keys >= 1:
-        cols["g"] = pl.Series("g", _with_nulls([f"g{i}" for i in gi], rng, null_g),
-                              dtype=pl.String)
+        cols["g"] = pl.Series("g", _with_nulls([f"g{i}" for i in gi], rng, null_g), dtype=pl.String)
     if s.n_keys == 2:
-        cols["h"] = pl.Series("h", _with_nulls([int(v) for v in rng.integers(1, 3, n)], rng,
-                                               null_g), dtype=pl.Int64)
+        cols["h"] = pl.Series(
+            "h", _with_nulls([int(v) for v in rng.integers(1, 3, n)], rng, null_g), dtype=pl.Int64
+        )
 
     def labels(values: np.ndarray, rate: float, name: str) -> pl.Series:
         if s.label_kind == "bool":
-            return pl.Series(name, _with_nulls([bool(v) for v in values], rng, rate),
-                             dtype=pl.Boolean)
+            return pl.Series(
+                name, _with_nulls([bool(v) for v in values], rng, rate), dtype=pl.Boolean
+            )
         if s.label_kind == "str":
-            return pl.Series(name, _with_nulls(["yes" if v else "no" for v in values], rng,
-                                               rate), dtype=pl.String)
+            return pl.Series(
+                name,
+                _with_nulls(["yes" if v else "no" for v in values], rng, rate),
+                dtype=pl.String,
+            )
         return pl.Series(name, _with_nulls([int(v) for v in values], rng, rate), dtype=pl.Int64)
 
     cols["y"] = labels(y, null_y, "y")
@@ -465,8 +506,9 @@ def frames_of(draw: st.DrawFn, s: Structure, max_rows: int = 60) -> Case:
     if s.use_score:
         # scores on a 0.1 grid (ties, and scores equal to a threshold), shifted by the prediction
         grid = np.where(pr, rng.integers(5, 11, n), rng.integers(0, 6, n)) / 10
-        cols["s"] = pl.Series("s", _with_nulls([float(v) for v in grid], rng, null_p),
-                              dtype=pl.Float64)
+        cols["s"] = pl.Series(
+            "s", _with_nulls([float(v) for v in grid], rng, null_p), dtype=pl.Float64
+        )
         options.update(y_score="s", threshold=s.thresholds)
     else:
         cols["p"] = labels(pr, null_p, "p")
@@ -474,23 +516,32 @@ def frames_of(draw: st.DrawFn, s: Structure, max_rows: int = 60) -> Case:
     if s.weighted:
         w = rng.uniform(0.01, 100.0, n) if uniform_w else rng.choice([0.5, 1.0, 2.5, 7.0], n)
         w = np.where(rng.random(n) < zero_w, 0.0, w)
-        cols["w"] = pl.Series("w", _with_nulls([float(v) for v in w], rng, null_w),
-                              dtype=pl.Float64)
+        cols["w"] = pl.Series(
+            "w", _with_nulls([float(v) for v in w], rng, null_w), dtype=pl.Float64
+        )
         options["weight"] = "w"
     frame = pl.DataFrame(list(cols.values()))
-    spec = Spec(y_true="y", keys=keys, y_pred=None if s.use_score else "p",
-                y_score="s" if s.use_score else None, thresholds=s.thresholds,
-                weight="w" if s.weighted else None, pos_label=pos_label)
-    present = sorted({tuple(r[k] for k in keys) for r in frame.select(keys).to_dicts()},
-                     key=repr) if keys else []
+    spec = Spec(
+        y_true="y",
+        keys=keys,
+        y_pred=None if s.use_score else "p",
+        y_score="s" if s.use_score else None,
+        thresholds=s.thresholds,
+        weight="w" if s.weighted else None,
+        pos_label=pos_label,
+    )
+    present = (
+        sorted({tuple(r[k] for k in keys) for r in frame.select(keys).to_dicts()}, key=repr)
+        if keys
+        else []
+    )
     if s.n_keys == 1:
         present = [k[0] for k in present if k[0] is not None]
     return Case(frame, spec, options, keys or None, present, s.weighted)
 
 
 @st.composite
-def cases(draw: st.DrawFn, max_rows: int = 60, scores: bool = True,
-          weights: bool = True) -> Case:
+def cases(draw: st.DrawFn, max_rows: int = 60, scores: bool = True, weights: bool = True) -> Case:
     """One random frame (see :func:`structures` and :func:`frames_of`)."""
     return draw(frames_of(draw(structures(scores=scores, weights=weights)), max_rows))
 
@@ -500,13 +551,6 @@ def batches(draw: st.DrawFn, size: int, max_rows: int = 60) -> list[Case]:
     """``size`` random frames of one structure (checked together, as partitions)."""
     s = draw(structures())
     return [draw(frames_of(s, max_rows)) for _ in range(size)]
-
-
-def group_label(key: Key) -> str | None:
-    """How the package's between-groups summary names a group."""
-    if len(key) == 1:
-        return None if key[0] is None else str(key[0])
-    return " & ".join("null" if v is None else str(v) for v in key)
 
 
 def ref_roc_auc(rows: Sequence[dict[str, Any]], spec: Spec) -> dict[Key, float | None]:
@@ -530,14 +574,17 @@ def ref_roc_auc(rows: Sequence[dict[str, Any]], spec: Spec) -> dict[Key, float |
         if wp == 0 or wn == 0:
             out[key] = None
             continue
-        num = sum(wi * wj * (1.0 if si > sj else 0.5 if si == sj else 0.0)
-                  for si, wi in pos for sj, wj in neg)
+        num = sum(
+            wi * wj * (1.0 if si > sj else 0.5 if si == sj else 0.0)
+            for si, wi in pos
+            for sj, wj in neg
+        )
         out[key] = num / (wp * wn)
     return out
 
 
 # ---------------------------------------------------------------------------------------------
-# Weights (the importance-weights seed)
+# Weights (the importance-weights note and the bias-adjusted metrics derivation)
 # ---------------------------------------------------------------------------------------------
 
 
@@ -545,16 +592,27 @@ class RefEmptyGroup(Exception):
     """The reference's verdict that the package must raise (a required level has no weight)."""
 
 
-def ref_importance_weights(rows: Sequence[dict[str, Any]], keys: Sequence[str],
-                           target: dict[Any, float] | None,
-                           weight: str | None) -> list[float | None]:
+class RefUnlistedLevel(Exception):
+    """The reference's verdict that the package must raise (a level of the data is not listed
+    by the target mix, and ``missing_groups="error"``)."""
+
+
+def ref_importance_weights(
+    rows: Sequence[dict[str, Any]],
+    keys: Sequence[str],
+    target: dict[Any, float] | None,
+    weight: str | None,
+    missing_groups: str = "error",
+) -> list[float | None]:
     """Importance weights :math:`w_i \\cdot \\Pr_{tgt}(a_i) / \\Pr_{src}(a_i)`, row by row.
 
     The level of a row is its key value (a tuple for several keys); ``None`` for a row whose
     level or weight is null. The source mix is the weighted share of each level among the rows
     with a level; the uniform target (``target=None``) puts ``1/L`` on each of the ``L`` levels
-    with positive weight. A level the target does not list has target probability 0; a target
-    level with no positive weight raises :class:`RefEmptyGroup`. A zero-weight row gets 0.
+    with positive weight. A target level with no positive weight raises :class:`RefEmptyGroup`;
+    then a level of the rows (a row with every key set) that the target does not list raises
+    :class:`RefUnlistedLevel` with ``missing_groups="error"``, or has target probability 0 with
+    ``"zero"``. A zero-weight row gets 0.
     """
 
     def level(row: dict[str, Any]) -> Any:
@@ -579,6 +637,9 @@ def ref_importance_weights(rows: Sequence[dict[str, Any]], keys: Sequence[str],
         for a, prob in target.items():
             if prob > 0 and mass.get(a, 0.0) <= 0:
                 raise RefEmptyGroup(a)
+        present = {level(row) for row in rows} - {None}
+        if missing_groups == "error" and present - set(target):
+            raise RefUnlistedLevel(sorted(present - set(target), key=repr))
         tgt = dict(target)
     out: list[float | None] = []
     for row in rows:
@@ -592,9 +653,10 @@ def ref_importance_weights(rows: Sequence[dict[str, Any]], keys: Sequence[str],
     return out
 
 
-def ref_bias_adjusted_weights(rows: Sequence[dict[str, Any]], flag: str, share: float,
-                              keys: Sequence[str], weight: str | None) -> list[float | None]:
-    """The seed's bias-adjusted weights, per group of ``keys`` (a null key is a group):
+def ref_bias_adjusted_weights(
+    rows: Sequence[dict[str, Any]], flag: str, share: float, keys: Sequence[str], weight: str | None
+) -> list[float | None]:
+    """The bias-adjusted weights of the derivation, per group of ``keys`` (a null key is a group):
 
     .. math:: w_B = \\frac{|B| + |B^c|}{|B|}\\,s,\\qquad w_{B^c} = \\frac{|B| + |B^c|}{|B^c|}
               \\,(1 - s)
