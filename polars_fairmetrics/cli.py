@@ -9,20 +9,23 @@ Subcommands:
   ``--dataset adult``: the shipped Adult 15-model ensemble, with the stability sections.
 - ``properties``: the measure-properties analysis for a data-set size ``--n``.
 
-Exit status: 0 success, 1 a ``--fail-if`` gate failed, 2 a usage or input error. Errors from user
-input print one line on stderr, never a traceback.
+Exit status: 0 success, 1 a ``--fail-if`` gate failed, 2 a usage or input error, 3 an internal
+error (a bug: please report it; ``--debug`` shows the traceback). Every option is checked before
+any data is read; errors print one line on stderr, never a traceback.
 """
 
 from __future__ import annotations
 
 import argparse
 import glob
+import math
 import os
 import re
+import shutil
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from fractions import Fraction
 from pathlib import Path
@@ -31,10 +34,21 @@ from typing import Any, NoReturn, TextIO
 import polars as pl
 
 from polars_fairmetrics._config import load_config
-from polars_fairmetrics.datasets import data_path, load_compas
+from polars_fairmetrics._text import visible
+from polars_fairmetrics.datasets import data_path, scan_compas
 from polars_fairmetrics.disparity import disparities, fairness_criteria
+from polars_fairmetrics.ensemble import ensemble_labels
 from polars_fairmetrics.exceptions import FairMetricsError, InvalidOptionError
 from polars_fairmetrics.metrics import group_metrics
+from polars_fairmetrics.report import (
+    MAX_CURVE_BINS,
+    MAX_RESAMPLES,
+    AuditOptions,
+    Report,
+    audit,
+    parse_gate,
+)
+from polars_fairmetrics.report.render_text import markdown_table
 
 DEMO_METRICS = (
     "selection_rate",
@@ -47,7 +61,9 @@ DEMO_METRICS = (
 
 FORMATS = ("terminal", "json", "markdown", "html", "parquet")
 CI_METHODS = ("percentile", "basic", "bca")
-EXIT_OK, EXIT_GATE, EXIT_ERROR = 0, 1, 2
+EXIT_OK, EXIT_GATE, EXIT_ERROR, EXIT_INTERNAL = 0, 1, 2, 3
+DEMO_SCORES = (1, 10)
+"""The range of COMPAS decile scores: the demo's --threshold must lie in it."""
 
 
 class CliError(FairMetricsError):
@@ -60,8 +76,9 @@ class CliError(FairMetricsError):
 
 
 @contextmanager
-def progress(label: str, *, enabled: bool | None = None,
-             stream: TextIO | None = None) -> Iterator[Callable[[str], None]]:
+def progress(
+    label: str, *, enabled: bool | None = None, stream: TextIO | None = None
+) -> Iterator[Callable[[str], None]]:
     """Show ``label`` and the elapsed time on stderr while the block runs.
 
     Quiet unless the stream is a terminal (or ``enabled=True``): logs of batch jobs stay clean.
@@ -82,16 +99,23 @@ def progress(label: str, *, enabled: bool | None = None,
     start = time.perf_counter()
     frames = "|/-\\"
 
+    drawn = [0]  # the width of the line drawn last
+
     def spin() -> None:
         i = 0
-        width = 0
         while not done.wait(0.1):
-            text = f"\r{frames[i % 4]} {label}"
+            # one line, redrawn: never wider than the terminal (a wider line wraps, and each
+            # redraw would then print a new line)
+            cols = max(20, shutil.get_terminal_size((80, 24)).columns - 1)
+            clock = f" {time.perf_counter() - start:5.1f}s"
+            text = f"{frames[i % 4]} {label}"
             if current[0]:
                 text += f" ({current[0]})"
-            text += f" {time.perf_counter() - start:5.1f}s"
-            out.write(text.ljust(width))  # blank out a longer previous line
-            width = max(width, len(text))
+            if len(text) + len(clock) > cols:
+                text = text[: max(0, cols - len(clock) - 1)] + "…"
+            text += clock
+            out.write("\r" + text.ljust(min(drawn[0], cols)))  # blank out a longer line
+            drawn[0] = max(drawn[0], len(text))
             out.flush()
             i += 1
 
@@ -102,7 +126,11 @@ def progress(label: str, *, enabled: bool | None = None,
     finally:
         done.set()
         thread.join()
-        out.write(f"\r{label}: done in {time.perf_counter() - start:.1f}s\n")
+        cols = max(20, shutil.get_terminal_size((80, 24)).columns - 1)
+        done_text = f"{label}: done in {time.perf_counter() - start:.1f}s"
+        if len(done_text) > cols:
+            done_text = done_text[: cols - 1] + "…"
+        out.write("\r" + done_text.ljust(min(drawn[0], cols)) + "\n")
         out.flush()
 
 
@@ -111,9 +139,14 @@ def progress(label: str, *, enabled: bool | None = None,
 # ---------------------------------------------------------------------------------------------
 
 _SUFFIXES = {
-    ".parquet": "parquet", ".pq": "parquet",
-    ".csv": "csv", ".tsv": "csv", ".txt": "csv",
-    ".ipc": "ipc", ".arrow": "ipc", ".feather": "ipc",
+    ".parquet": "parquet",
+    ".pq": "parquet",
+    ".csv": "csv",
+    ".tsv": "csv",
+    ".txt": "csv",
+    ".ipc": "ipc",
+    ".arrow": "ipc",
+    ".feather": "ipc",
 }
 
 
@@ -135,11 +168,13 @@ def scan_input(path: str, input_format: str | None = None) -> pl.LazyFrame:
             source = str(p / "**" / "*.arrow")
     elif fmt is None:
         fmt = _SUFFIXES.get(Path(path.rstrip("*")).suffix.lower()) or _SUFFIXES.get(
-            os.path.splitext(path)[1].lower())
+            os.path.splitext(path)[1].lower()
+        )
         if fmt is None:
             raise CliError(
                 f"cannot tell the format of {path!r} from its name; pass --input-format "
-                "parquet, csv or ipc")
+                "parquet, csv or ipc"
+            )
     if is_glob or p.is_dir():
         if not glob.glob(source, recursive=True):
             raise CliError(f"no {fmt} file matches {path!r}")
@@ -153,16 +188,20 @@ def scan_input(path: str, input_format: str | None = None) -> pl.LazyFrame:
 
 
 def _folder_format(folder: Path) -> str:
-    for fmt, exts in (("parquet", ("parquet", "pq")), ("csv", ("csv",)),
-                      ("ipc", ("ipc", "arrow", "feather"))):
+    for fmt, exts in (
+        ("parquet", ("parquet", "pq")),
+        ("csv", ("csv",)),
+        ("ipc", ("ipc", "arrow", "feather")),
+    ):
         for ext in exts:
             if next(folder.rglob(f"*.{ext}"), None) is not None:
                 return fmt
     raise CliError(f"folder {str(folder)!r} holds no parquet, csv or ipc file")
 
 
-def _coerce_label(value: Any, dtype: pl.DataType | None) -> Any:
-    """A label given as text on the command line, as the label column's type."""
+def _coerce_label(value: Any, dtype: pl.DataType | None, what: str = "label") -> Any:
+    """A value given as text on the command line (a label, a reference group), as the
+    column's type."""
     if not isinstance(value, str) or dtype is None:
         return value
     if dtype == pl.Boolean:
@@ -171,17 +210,17 @@ def _coerce_label(value: Any, dtype: pl.DataType | None) -> Any:
             return True
         if low in ("false", "0"):
             return False
-        raise CliError(f"label {value!r} is not a Boolean (true/false)")
+        raise CliError(f"{what} {value!r} is not a Boolean (true/false), as its column is")
     if dtype.is_integer():
         try:
             return int(value)
         except ValueError:
-            raise CliError(f"label {value!r} is not an integer, as the label column is") from None
+            raise CliError(f"{what} {value!r} is not an integer, as its column is") from None
     if dtype.is_float():
         try:
             return float(value)
         except ValueError:
-            raise CliError(f"label {value!r} is not a number, as the label column is") from None
+            raise CliError(f"{what} {value!r} is not a number, as its column is") from None
     return value
 
 
@@ -199,13 +238,12 @@ def _parse_bounds(value: Any) -> tuple[float, float] | None:
         low, high = (float(x) for x in parts)
     except (TypeError, ValueError):
         raise CliError(f"--score-bounds {value!r}: expected LOW,HIGH or none") from None
-    if not low < high:
-        raise CliError(f"--score-bounds {value!r}: LOW must be below HIGH")
+    if not (math.isfinite(low) and math.isfinite(high)) or not low < high:
+        raise CliError(f"--score-bounds {value!r}: expected finite LOW below HIGH")
     return (low, high)
 
 
-def _parse_reference(values: Sequence[str] | str | dict[str, Any] | None,
-                     by: Sequence[str]) -> Any:
+def _parse_reference(values: Sequence[str] | str | dict[str, Any] | None, by: Sequence[str]) -> Any:
     """``--reference VALUE`` (one attribute), ``--reference attr=VALUE`` (repeated), or a word."""
     if values is None:
         return "overall"
@@ -227,9 +265,24 @@ def _parse_reference(values: Sequence[str] | str | dict[str, Any] | None,
     if plain and mapping:
         raise CliError("--reference: give either one group value or attribute=value pairs")
     if len(plain) > 1:
-        raise CliError(f"--reference given {len(plain)} plain values {plain!r}; with several "
-                       "attributes use attribute=value for each")
+        raise CliError(
+            f"--reference given {len(plain)} plain values {plain!r}; with several "
+            "attributes use attribute=value for each"
+        )
     return mapping if mapping else plain[0]
+
+
+def _typed_reference(reference: Any, by: Sequence[str], schema: pl.Schema) -> Any:
+    """The reference's group values as their columns' types (the keys stay typed)."""
+    if isinstance(reference, str) and reference in ("overall", "rest"):
+        return reference
+    if isinstance(reference, Mapping):
+        return {
+            k: _coerce_label(v, schema.get(k), f"--reference {k}=") for k, v in reference.items()
+        }
+    if len(by) == 1:
+        return _coerce_label(reference, schema.get(by[0]), "--reference")
+    return reference
 
 
 # ---------------------------------------------------------------------------------------------
@@ -240,11 +293,33 @@ def _parse_reference(values: Sequence[str] | str | dict[str, Any] | None,
 def _options(args: argparse.Namespace) -> dict[str, Any]:
     """Flags over the config file's options (flags win; gates add up)."""
     cfg: dict[str, Any] = load_config(args.config) if args.config else {}
-    flag_keys = ("input", "input_format", "y_true", "y_pred", "y_score", "threshold",
-                 "score_bounds", "by",
-                 "weight", "reference", "pos_label", "neg_label", "metrics", "criteria",
-                 "format", "output", "intervals", "ci_level", "ci_method", "seed", "models",
-                 "models_prefix", "curve_bins", "deploy_positive_rate")
+    flag_keys = (
+        "input",
+        "input_format",
+        "y_true",
+        "y_pred",
+        "y_score",
+        "threshold",
+        "score_bounds",
+        "by",
+        "weight",
+        "reference",
+        "pos_label",
+        "neg_label",
+        "metrics",
+        "criteria",
+        "format",
+        "output",
+        "min_support",
+        "intervals",
+        "ci_level",
+        "ci_method",
+        "seed",
+        "models",
+        "models_prefix",
+        "curve_bins",
+        "deploy_positive_rate",
+    )
     opts = dict(cfg)
     for key in flag_keys:
         value = getattr(args, key, None)
@@ -269,6 +344,14 @@ def _options(args: argparse.Namespace) -> dict[str, Any]:
     return opts
 
 
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
 def _parse_intervals(opts: dict[str, Any]) -> int | None:
     """``--intervals N`` (with ``--ci-level``, ``--ci-method``, ``--seed``), checked before any
     scan."""
@@ -278,21 +361,20 @@ def _parse_intervals(opts: dict[str, Any]) -> int | None:
             if opts.get(key) is not None:
                 raise CliError(f"--{key.replace('_', '-')} needs --intervals N")
         return None
-    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-        raise CliError(f"--intervals {n!r}: expected a positive number of resamples")
+    if not _is_int(n) or not 1 <= n <= MAX_RESAMPLES:
+        raise CliError(
+            f"--intervals {n!r}: expected a positive number of resamples (at most {MAX_RESAMPLES})"
+        )
     level = opts.get("ci_level", 0.95)
-    if not isinstance(level, (int, float)) or isinstance(level, bool) or not 0 < level < 1:
+    if not _is_number(level) or not 0 < level < 1:
         raise CliError(f"--ci-level {level!r}: expected a number in (0, 1), e.g. 0.95")
     method = opts.get("ci_method", "percentile")
     if method not in CI_METHODS:
         raise CliError(f"--ci-method {method!r} is not one of {', '.join(CI_METHODS)}")
     seed = opts.get("seed")
-    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
+    if seed is not None and (not _is_int(seed) or seed < 0):
         raise CliError(f"--seed {seed!r}: expected a non-negative integer")
-    if opts.get("weight") is not None:
-        raise CliError("--intervals with --weight is not supported by the report (weighted "
-                       "sums are not resampled from counts); use bootstrap_metrics(weight=...)")
-    return n
+    return int(n)
 
 
 def _resolve_models(opts: dict[str, Any], schema: pl.Schema) -> list[str] | None:
@@ -304,8 +386,9 @@ def _resolve_models(opts: dict[str, Any], schema: pl.Schema) -> list[str] | None
         pattern = re.compile(re.escape(str(prefix)) + r"\d+")
         found = [c for c in schema.names() if pattern.fullmatch(c)]
         if not found:
-            raise CliError(f"--models-prefix {prefix!r}: no column is named {prefix!r} followed "
-                           "by digits")
+            raise CliError(
+                f"--models-prefix {prefix!r}: no column is named {prefix!r} followed by digits"
+            )
         return found
     if models is None:
         return None
@@ -316,8 +399,7 @@ def _resolve_models(opts: dict[str, Any], schema: pl.Schema) -> list[str] | None
     return names
 
 
-def _parse_curves_deployment(opts: dict[str, Any]
-                              ) -> tuple[bool | None, int | None, float | None]:
+def _parse_curves_deployment(opts: dict[str, Any]) -> tuple[bool | None, int | None, float | None]:
     """``--no-curves``, ``--curve-bins N`` and ``--deploy-positive-rate P``, checked before any
     scan."""
     curves = opts.get("curves")
@@ -325,25 +407,36 @@ def _parse_curves_deployment(opts: dict[str, Any]
         raise CliError(f"curves = {curves!r} in the config: expected true or false")
     bins = opts.get("curve_bins")
     if bins is not None:
-        if isinstance(bins, bool) or not isinstance(bins, int) or bins < 1:
-            raise CliError(f"--curve-bins {bins!r}: expected a positive number of grid steps")
+        if not _is_int(bins) or not 1 <= bins <= MAX_CURVE_BINS:
+            raise CliError(
+                f"--curve-bins {bins!r}: expected a positive number of grid steps, at most "
+                f"{MAX_CURVE_BINS} (the report keeps its curves small)"
+            )
         if opts.get("y_score") is None:
             raise CliError("--curve-bins needs --y-score (the curves are over the scores)")
         if curves is False:
             raise CliError("--curve-bins with --no-curves: pass one or the other")
     rate = opts.get("deploy_positive_rate")
     if rate is not None:
-        if (isinstance(rate, bool) or not isinstance(rate, (int, float))
-                or not 0.0 < float(rate) < 1.0):
-            raise CliError(f"--deploy-positive-rate {rate!r}: expected a share of positives "
-                           "strictly between 0 and 1 (e.g. 0.01)")
+        if not _is_number(rate) or not 0.0 < float(rate) < 1.0:
+            raise CliError(
+                f"--deploy-positive-rate {rate!r}: expected a share of positives "
+                "strictly between 0 and 1 (e.g. 0.01)"
+            )
         rate = float(rate)
     return curves, bins, rate
 
 
-def _report(args: argparse.Namespace) -> int:
-    from polars_fairmetrics.report import audit, evaluate_gate, parse_gate
+def _check_threshold(opts: dict[str, Any]) -> float | None:
+    threshold = opts.get("threshold")
+    if threshold is None:
+        return None
+    if not _is_number(threshold) or not math.isfinite(threshold):
+        raise CliError(f"--threshold {threshold!r}: expected a finite number")
+    return float(threshold)
 
+
+def _report(args: argparse.Namespace) -> int:
     opts = _options(args)
     for key in ("input", "y_true", "by"):
         if not opts.get(key):
@@ -351,7 +444,8 @@ def _report(args: argparse.Namespace) -> int:
             raise CliError(f"missing {flag} (on the command line or in the config file)")
     if (opts.get("y_pred") is None) == (opts.get("y_score") is None):
         raise CliError("pass exactly one of --y-pred or --y-score (with --threshold)")
-    if opts.get("y_score") is not None and opts.get("threshold") is None:
+    threshold = _check_threshold(opts)
+    if opts.get("y_score") is not None and threshold is None:
         raise CliError("--y-score needs --threshold")
     fmt = opts.get("format", "terminal")
     if fmt not in FORMATS:
@@ -359,60 +453,70 @@ def _report(args: argparse.Namespace) -> int:
     if fmt == "parquet" and not opts.get("output"):
         raise CliError("--format parquet needs --output FOLDER")
     gates = [parse_gate(g) for g in opts["fail_if"]]  # syntax errors before any scan
+    min_support = opts.get("min_support")
+    if min_support is not None and (
+        isinstance(min_support, bool) or not isinstance(min_support, int) or min_support < 0
+    ):
+        raise CliError(f"--min-support {min_support!r}: expected a non-negative integer")
     n_boot = _parse_intervals(opts)
     if n_boot is None:
         needs = [g.text for g in gates if g.op == "ci_excludes"]
         if needs:
-            raise CliError(f"gate {needs[0]!r} needs confidence intervals: add --intervals N "
-                           "(e.g. --intervals 1000)")
+            raise CliError(
+                f"gate {needs[0]!r} needs confidence intervals: add --intervals N "
+                "(e.g. --intervals 1000)"
+            )
     curves, curve_bins, deploy_rate = _parse_curves_deployment(opts)
+    bounds = _parse_bounds(opts.get("score_bounds"))
     lf = scan_input(str(opts["input"]), opts.get("input_format"))
     schema = lf.collect_schema()
     models = _resolve_models(opts, schema)
+    by = list(opts["by"])
     y_true = str(opts["y_true"])
     label_dtype = schema.get(y_true)
-    label = f"scanning {opts['input']}"
+    options = AuditOptions(
+        y_true=y_true,
+        by=by,
+        y_pred=opts.get("y_pred"),
+        y_score=opts.get("y_score"),
+        threshold=threshold,
+        weight=opts.get("weight"),
+        reference=_typed_reference(_parse_reference(opts.get("reference"), by), by, schema),
+        pos_label=_coerce_label(opts.get("pos_label"), label_dtype),
+        neg_label=_coerce_label(opts.get("neg_label"), label_dtype),
+        metrics=opts.get("metrics"),
+        criteria=opts.get("criteria"),
+        intersectional=bool(opts.get("intersectional", False)),
+        score_bounds=bounds,
+        engine="streaming",
+        source=str(opts["input"]),
+        intervals=n_boot,
+        ci_level=float(opts.get("ci_level", 0.95)),
+        ci_method=opts.get("ci_method", "percentile"),
+        seed=int(opts.get("seed", 0)),
+        models=models,
+        curves=curves,
+        curve_bins=curve_bins,
+        deploy_positive_rate=deploy_rate,
+    )
+    label = f"scanning {visible(str(opts['input']))}"
     if n_boot is not None:
         label += f", bootstrap {n_boot} resamples"
     if models:
         label += f", ensemble stability over {len(models)} models"
     with progress(label, enabled=False if args.no_progress else None) as step:
-        report = audit(
-            lf,
-            y_true=y_true,
-            y_pred=opts.get("y_pred"),
-            y_score=opts.get("y_score"),
-            threshold=opts.get("threshold"),
-            by=list(opts["by"]),
-            weight=opts.get("weight"),
-            reference=_parse_reference(opts.get("reference"), list(opts["by"])),
-            pos_label=_coerce_label(opts.get("pos_label"), label_dtype),
-            neg_label=_coerce_label(opts.get("neg_label"), label_dtype),
-            metrics=opts.get("metrics"),
-            criteria=opts.get("criteria"),
-            intersectional=bool(opts.get("intersectional", False)),
-            score_bounds=_parse_bounds(opts.get("score_bounds")),
-            engine="streaming",
-            source=str(opts["input"]),
-            intervals=n_boot,
-            ci_level=float(opts.get("ci_level", 0.95)),
-            ci_method=opts.get("ci_method", "percentile"),
-            seed=opts.get("seed"),
-            models=models,
-            progress=step,
-            curves=curves,
-            curve_bins=curve_bins,
-            deploy_positive_rate=deploy_rate,
-        )
-    results = [evaluate_gate(report, g) for g in gates]
+        report = audit(lf, options, progress=step)
+    # recorded: the report's summary lists the failed gates
+    results = report.check(*gates, min_support=int(opts.get("min_support") or 0))
     _emit(report, fmt, opts.get("output"), plots=bool(opts.get("plots", True)))
     for r in results:
         print(f"polars-fairmetrics: gate {r.message}", file=sys.stderr)
     return EXIT_GATE if any(r.failed for r in results) else EXIT_OK
 
 
-def _emit(report: Any, fmt: str, output: str | None, *, plots: bool) -> None:
+def _emit(report: Report, fmt: str, output: str | None, *, plots: bool) -> None:
     if fmt == "parquet":
+        assert output is not None  # checked before the scan
         report.write_parquet(output)
         return
     text = {
@@ -423,7 +527,7 @@ def _emit(report: Any, fmt: str, output: str | None, *, plots: bool) -> None:
     }[fmt]()
     if output:
         Path(output).write_text(text if text.endswith("\n") else text + "\n", encoding="utf-8")
-        print(f"polars-fairmetrics: wrote {fmt} report to {output}", file=sys.stderr)
+        print(f"polars-fairmetrics: wrote {fmt} report to {visible(output)}", file=sys.stderr)
     else:
         sys.stdout.write(text if text.endswith("\n") else text + "\n")
 
@@ -433,52 +537,112 @@ def _emit(report: Any, fmt: str, output: str | None, *, plots: bool) -> None:
 # ---------------------------------------------------------------------------------------------
 
 
+def _check_demo(args: argparse.Namespace) -> None:
+    """Every numeric option of ``demo``, before anything runs."""
+    low, high = DEMO_SCORES
+    if args.dataset == "compas" and not low <= args.threshold <= high:
+        raise CliError(
+            f"--threshold {args.threshold}: the COMPAS decile score runs from {low} to {high}; "
+            f"pick a threshold in {low}..{high} (high risk = decile score >= threshold)"
+        )
+    if args.intervals is not None and not 1 <= args.intervals <= MAX_RESAMPLES:
+        raise CliError(
+            f"--intervals {args.intervals}: expected a positive number of resamples (at most "
+            f"{MAX_RESAMPLES})"
+        )
+    if args.seed is not None and args.seed < 0:
+        raise CliError(f"--seed {args.seed}: expected a non-negative integer")
+    if args.seed is not None and args.intervals is None:
+        raise CliError("--seed needs --intervals N")
+
+
+def _number(value: Any, digits: int) -> str:
+    return "undefined" if value is None else f"{value:.{digits}f}"
+
+
 def _demo(args: argparse.Namespace) -> int:
     """Audit the COMPAS decile score (high risk = decile ≥ threshold) by race and by sex."""
+    _check_demo(args)
     if args.dataset == "adult":
         return _demo_adult(args)
-    if args.intervals is not None and not (args.html or args.json):
-        raise CliError("demo --intervals adds intervals to the --html / --json report: pass one")
-    lf = load_compas().with_columns(
-        (pl.col("decile_score") >= args.threshold).alias("high_risk")
-    )
-    with pl.Config(tbl_rows=60, tbl_cols=12, tbl_width_chars=120, float_precision=3,
-                   tbl_hide_dataframe_shape=True):
-        print(f"COMPAS two-year recidivism (ProPublica, 2016): prediction = decile_score >= "
-              f"{args.threshold}\n")
+    lf = scan_compas().with_columns((pl.col("decile_score") >= args.threshold).alias("high_risk"))
+    with pl.Config(
+        tbl_rows=60,
+        tbl_cols=12,
+        tbl_width_chars=120,
+        float_precision=3,
+        tbl_hide_dataframe_shape=True,
+    ):
+        print(
+            f"COMPAS two-year recidivism (ProPublica, 2016): prediction = decile_score >= "
+            f"{args.threshold}\n"
+        )
         for attr, ref in (("race", "Caucasian"), ("sex", "Male")):
-            metrics = group_metrics(lf, by=attr, metrics=list(DEMO_METRICS), wide=True,
-                                    y_true="two_year_recid", y_pred="high_risk")
+            metrics = group_metrics(
+                lf,
+                by=attr,
+                metrics=list(DEMO_METRICS),
+                wide=True,
+                y_true="two_year_recid",
+                y_pred="high_risk",
+            )
             print(f"Per-group metrics by {attr}:")
             print(metrics.select(attr, "n", *DEMO_METRICS).collect())
             crit = fairness_criteria(
-                lf, by=attr, reference=ref,
-                criteria=["statistical_parity_difference", "disparate_impact",
-                          "equal_opportunity_difference", "predictive_equality_difference",
-                          "equalized_odds_difference", "positive_predictive_parity_difference"],
-                y_true="two_year_recid", y_pred="high_risk",
+                lf,
+                by=attr,
+                reference=ref,
+                criteria=[
+                    "statistical_parity_difference",
+                    "disparate_impact",
+                    "equal_opportunity_difference",
+                    "predictive_equality_difference",
+                    "equalized_odds_difference",
+                    "positive_predictive_parity_difference",
+                ],
+                y_true="two_year_recid",
+                y_pred="high_risk",
+                wide=True,
             ).collect()
             print(f"\nFairness criteria by {attr} (reference: {ref}):")
-            print(crit.pivot("criterion", index=attr, values="value"))
+            print(
+                crit.drop("n", "n_null", "reference", "is_reference", strict=False).select(
+                    ~pl.selectors.ends_with("_support")
+                )
+            )
             print()
-        fpr_q = disparities(lf, by="race", metrics="false_positive_rate", reference="Caucasian",
-                          y_true="two_year_recid", y_pred="high_risk")
-        fpr = fpr_q.filter(pl.col("race") == "African-American").collect()
+        fpr = (
+            disparities(
+                lf,
+                by="race",
+                metrics="false_positive_rate",
+                reference="Caucasian",
+                y_true="two_year_recid",
+                y_pred="high_risk",
+            )
+            .filter(pl.col("race") == "African-American")
+            .collect()
+        )
         print(
             "False positive rate, African-American vs Caucasian defendants: "
-            f"{fpr['value'][0]:.3f} vs {fpr['reference_value'][0]:.3f} "
-            f"(ratio {fpr['ratio'][0]:.2f})"
+            f"{_number(fpr['value'][0], 3)} vs {_number(fpr['reference_value'][0], 3)} "
+            f"(ratio {_number(fpr['ratio'][0], 2)})"
         )
-    if args.html or args.json:
-        from polars_fairmetrics.report import audit
-
+    if args.html or args.json or args.intervals is not None:
         report = audit(
-            lf, y_true="two_year_recid", y_pred="high_risk", by=["race", "sex"],
+            lf,
+            y_true="two_year_recid",
+            y_pred="high_risk",
+            by=["race", "sex"],
             reference={"race": "Caucasian", "sex": "Male"},
             source=f"embedded COMPAS data (ProPublica, 2016); high_risk = decile_score >= "
-                   f"{args.threshold}",
-            intervals=args.intervals, seed=args.seed,
+            f"{args.threshold}",
+            intervals=args.intervals,
+            seed=args.seed if args.seed is not None else 0,
         )
+        if args.intervals is not None:  # the report with its intervals, fitted to the terminal
+            print()
+            print(report.to_terminal())
         _demo_outputs(report, args)
     return EXIT_OK
 
@@ -486,35 +650,40 @@ def _demo(args: argparse.Namespace) -> int:
 def _demo_adult(args: argparse.Namespace) -> int:
     """Audit the shipped Adult bootstrap ensemble (15 models): the ensemble label as the
     prediction, per-group metrics and criteria by sex and race, and the stability sections."""
-    from polars_fairmetrics.ensemble import ensemble_labels
-    from polars_fairmetrics.report import audit
-
     lf = pl.scan_parquet(data_path("adult_ensemble.parquet"))
     models = [c for c in lf.collect_schema().names() if re.fullmatch(r"p\d+", c)]
-    labelled = ensemble_labels(lf, models=models, keep=["row_id", "sex", "race", "high_income",
-                                                         *models])
-    with progress("auditing the Adult ensemble",
-                  enabled=False if args.no_progress else None) as step:
+    labelled = ensemble_labels(
+        lf, models=models, keep=["row_id", "sex", "race", "high_income", *models]
+    )
+    with progress(
+        "auditing the Adult ensemble", enabled=False if args.no_progress else None
+    ) as step:
         report = audit(
-            labelled, y_true="high_income", y_pred="ensemble_label", by=["sex", "race"],
+            labelled,
+            y_true="high_income",
+            y_pred="ensemble_label",
+            by=["sex", "race"],
             reference={"sex": "Male", "race": "White"},
-            metrics=list(DEMO_METRICS), models=models,
-            intervals=args.intervals, seed=args.seed, progress=step,
+            metrics=list(DEMO_METRICS),
+            models=models,
+            intervals=args.intervals,
+            seed=args.seed if args.seed is not None else 0,
+            progress=step,
             source=f"embedded Adult test set (16,281 rows), {len(models)} bootstrap-trained "
-                   "models; prediction = ensemble label (mean probability >= 0.5)",
+            "models; prediction = ensemble label (mean probability >= 0.5)",
         )
     print(report.to_terminal())
     _demo_outputs(report, args)
     return EXIT_OK
 
 
-def _demo_outputs(report: Any, args: argparse.Namespace) -> None:
+def _demo_outputs(report: Report, args: argparse.Namespace) -> None:
     if args.html:
         report.to_html(args.html, plots=not args.no_plots)
-        print(f"\nWrote the HTML report to {args.html}")
+        print(f"\nWrote the HTML report to {visible(args.html)}")
     if args.json:
         report.to_json(args.json)
-        print(f"Wrote the JSON report to {args.json}")
+        print(f"Wrote the JSON report to {visible(args.json)}")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -523,12 +692,12 @@ def _demo_outputs(report: Any, args: argparse.Namespace) -> None:
 
 
 def _ratio_counts(n: int, ratios: Sequence[float] | None, what: str) -> list[int]:
-    from polars_fairmetrics.properties import cells_from_ratios
+    from polars_fairmetrics.properties import cells_from_ratios  # heavy: only for this command
 
     if not ratios:
         return []
     for r in ratios:
-        if not 0.0 < r < 1.0:
+        if not math.isfinite(r) or not 0.0 < r < 1.0:
             raise CliError(f"--{what.lower()} {r}: a ratio must be in (0, 1)")
     one = [Fraction(1, n)]  # a valid ratio for the other axis: only this axis is converted
     if what == "IR":
@@ -538,57 +707,81 @@ def _ratio_counts(n: int, ratios: Sequence[float] | None, what: str) -> list[int
 
 def _properties(args: argparse.Namespace) -> int:
     """The measure-properties analysis (properties.analyze_measure_properties) for one n."""
-    from polars_fairmetrics.properties import (
+    from polars_fairmetrics.properties import (  # heavy: only for this command
+        DEFAULT_MAX_SECONDS,
         MEASURES,
+        _check_budget,
         analyze_measure_properties,
+        estimate_properties_cost,
         properties_table,
     )
 
     n = args.n
-    if n < 2:
-        raise CliError(f"--n {n}: the data set needs at least 2 examples")
+    if n < 1:
+        raise CliError(f"--n {n}: the data set needs at least 1 example")
     measures = None
     if args.measures:
         measures = [x.strip() for item in args.measures for x in item.split(",") if x.strip()]
         unknown = [m for m in measures if m not in MEASURES]
         if unknown:
-            raise CliError(f"--measures: unknown measure {unknown[0]!r}; choose from "
-                           f"{', '.join(MEASURES)}")
+            raise CliError(
+                f"--measures: unknown measure {unknown[0]!r}; choose from {', '.join(MEASURES)}"
+            )
     counts = sorted(set(_ratio_counts(n, args.ir, "IR")) | set(_ratio_counts(n, args.gr, "GR")))
     if args.summary and Path(args.summary).suffix.lower() not in (".parquet", ".csv"):
         raise CliError(f"--summary {args.summary!r}: the file name must end in .parquet or .csv")
+    try:  # the size limit, from the time / memory estimate, before anything runs
+        cost = estimate_properties_cost(n, counts=counts or None, measures=measures)
+        _check_budget(
+            cost,
+            DEFAULT_MAX_SECONDS,
+            None,
+            subject=f"--n {n}",
+            advice="choose a smaller --n (or call properties.analyze_measure_properties with "
+            "max_seconds= / max_memory_gib=)",
+        )
+    except InvalidOptionError as exc:
+        raise CliError(str(exc)) from exc
     with progress(f"analysing n = {n}", enabled=False if args.no_progress else None):
-        analysis = analyze_measure_properties(n, counts=counts or None, measures=measures)
+        analysis = analyze_measure_properties(
+            n, counts=counts or None, measures=measures, max_seconds=None
+        )
     table = properties_table(analysis.properties, evidence=args.evidence)
     grid = ", ".join(f"{c}/{n}" for c in analysis.counts)
     if args.format == "json":
         import json
 
         doc = {
-            "n": n, "grid_counts": list(analysis.counts),
-            "measures": list(dict.fromkeys(analysis.properties["measure"].to_list())),
+            "n": n,
+            "grid_counts": list(analysis.counts),
+            "measures": list(dict.fromkeys(analysis.properties["metric"].to_list())),
             "rules": dict(table.select("property", "rule").iter_rows()),
             "properties": analysis.properties.to_dicts(),
         }
         text = json.dumps(doc, indent=2, default=str)
     elif args.format == "markdown":
-        from polars_fairmetrics.render import _md_table
-
-        lines = [f"# Measure properties, n = {n}", "",
-                 f"Grid: IR, GR in {{{grid}}}.", ""]
-        lines += _md_table(table.drop("rule"))
+        shown = table.drop("rule")
+        lines = [f"# Measure properties, n = {n}", "", f"Grid: IR, GR in {{{grid}}}.", ""]
+        lines += markdown_table(shown.columns, [[str(v) for v in r] for r in shown.rows()])
         lines += ["", "Rules:", ""]
         lines += [f"- **{k}**: {v}" for k, v in table.select("property", "rule").iter_rows()]
         text = "\n".join(lines)
     else:
-        with pl.Config(tbl_rows=-1, tbl_cols=-1, tbl_width_chars=200, fmt_str_lengths=200,
-                       tbl_hide_dataframe_shape=True, tbl_hide_column_data_types=True):
-            text = (f"Measure properties for n = {n}; grid IR, GR in {{{grid}}}\n"
-                    f"{table.drop('rule')}\n(decision rules: --format markdown or json)")
+        with pl.Config(
+            tbl_rows=-1,
+            tbl_cols=-1,
+            tbl_width_chars=200,
+            fmt_str_lengths=200,
+            tbl_hide_dataframe_shape=True,
+            tbl_hide_column_data_types=True,
+        ):
+            text = (
+                f"Measure properties for n = {n}; grid IR, GR in {{{grid}}}\n"
+                f"{table.drop('rule')}\n(decision rules: --format markdown or json)"
+            )
     if args.output:
         Path(args.output).write_text(text + "\n", encoding="utf-8")
-        print(f"polars-fairmetrics: wrote the properties table to {args.output}",
-              file=sys.stderr)
+        print(f"polars-fairmetrics: wrote the properties table to {args.output}", file=sys.stderr)
     else:
         sys.stdout.write(text + "\n")
     if args.summary:
@@ -617,136 +810,261 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="polars-fairmetrics",
         description="Fairness and real-world performance metrics of binary classifiers.",
-        epilog="Exit status: 0 ok, 1 a --fail-if gate failed, 2 a usage or input error.",
+        epilog="Exit status: 0 ok, 1 a --fail-if gate failed, 2 a usage or input error, "
+        "3 an internal error.",
+    )
+    parser.add_argument(
+        "--debug", action="store_true", help="show the traceback of an internal error"
     )
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
+    # listed for --help; main() hands its arguments to monitor.monitor_main unparsed
+    sub.add_parser(
+        "monitor",
+        help="count stores of batches over time: append, audit a window, list batches "
+        "(polars-fairmetrics monitor --help)",
+        add_help=False,
+    )
     demo = sub.add_parser("demo", help="audit the embedded COMPAS data by race and sex")
-    demo.add_argument("--threshold", type=int, default=5,
-                      help="decile score at or above which a defendant is 'high risk' (default 5)")
+    demo.add_argument(
+        "--threshold",
+        type=int,
+        default=5,
+        help="decile score (1-10) at or above which a defendant is 'high risk' (default 5)",
+    )
     demo.add_argument("--html", metavar="PATH", help="also write the HTML report to PATH")
     demo.add_argument("--json", metavar="PATH", help="also write the JSON report to PATH")
     demo.add_argument("--no-plots", action="store_true", help="HTML report without plots")
-    demo.add_argument("--dataset", choices=["compas", "adult"], default="compas",
-                      help="compas (default): the COMPAS decile score; adult: the shipped Adult "
-                           "15-model ensemble, with the stability sections")
-    demo.add_argument("--intervals", type=int, metavar="N",
-                      help="bootstrap intervals from N resamples in the report")
-    demo.add_argument("--seed", type=int, metavar="S", help="seed of the resamples")
+    demo.add_argument(
+        "--dataset",
+        choices=["compas", "adult"],
+        default="compas",
+        help="compas (default): the COMPAS decile score; adult: the shipped Adult "
+        "15-model ensemble, with the stability sections",
+    )
+    demo.add_argument(
+        "--intervals",
+        type=int,
+        metavar="N",
+        help="bootstrap intervals from N resamples in the report",
+    )
+    demo.add_argument(
+        "--seed", type=int, metavar="S", help="random seed of the resamples (default 0)"
+    )
     demo.add_argument("--no-progress", action="store_true", help="no progress display")
     demo.set_defaults(func=_demo)
 
     props = sub.add_parser(
-        "properties", help="which properties the fairness measures have, for a data-set size",
+        "properties",
+        help="which properties the fairness measures have, for a data-set size",
         description="Exact analysis of the fairness measures' properties over every confusion "
-                    "matrix pair of n examples (properties.analyze_measure_properties).",
+        "matrix pair of n examples (properties.analyze_measure_properties).",
     )
     props.add_argument("--n", type=int, default=56, help="data-set size (default 56)")
-    props.add_argument("--ir", type=float, nargs="+", metavar="R",
-                       help="imbalance ratios of the grid, k/n in (0, 1) (default: the "
-                            "paper's)")
-    props.add_argument("--gr", type=float, nargs="+", metavar="R",
-                       help="group ratios of the grid, m/n in (0, 1); the grid is shared by "
-                            "IR and GR, so --ir and --gr add up")
-    props.add_argument("--measures", nargs="+", metavar="M",
-                       help="measures (default all six)")
-    props.add_argument("--evidence", action="store_true",
-                       help="show the numbers behind each mark")
+    props.add_argument(
+        "--ir",
+        type=float,
+        nargs="+",
+        metavar="R",
+        help="imbalance ratios of the grid, k/n in (0, 1) (default: the paper's)",
+    )
+    props.add_argument(
+        "--gr",
+        type=float,
+        nargs="+",
+        metavar="R",
+        help="group ratios of the grid, m/n in (0, 1); the grid is shared by "
+        "IR and GR, so --ir and --gr add up",
+    )
+    props.add_argument("--measures", nargs="+", metavar="M", help="measures (default all six)")
+    props.add_argument("--evidence", action="store_true", help="show the numbers behind each mark")
     props.add_argument("--format", choices=["terminal", "json", "markdown"], default="terminal")
     props.add_argument("--output", "-o", metavar="PATH", help="write the table to PATH")
-    props.add_argument("--summary", metavar="PATH.parquet|PATH.csv",
-                       help="also write the cell summary (every (IR, GR) cell)")
+    props.add_argument(
+        "--summary",
+        metavar="PATH.parquet|PATH.csv",
+        help="also write the cell summary (every (IR, GR) cell)",
+    )
     props.add_argument("--no-progress", action="store_true", help="no progress display")
     props.set_defaults(func=_properties)
 
     rep = sub.add_parser(
-        "report", help="audit a file / glob / folder of predictions",
+        "report",
+        help="audit a file / glob / folder of predictions",
         description="Audit predictions in a parquet / CSV / IPC file, a glob or a "
-                    "hive-partitioned folder (one streaming scan) and render the report.",
+        "hive-partitioned folder (one streaming scan) and render the report.",
     )
-    rep.add_argument("input", nargs="?", metavar="PATH",
-                     help="file, glob (quote it) or folder; or 'input' in the config")
+    rep.add_argument(
+        "input",
+        nargs="?",
+        metavar="PATH",
+        help="file, glob (quote it) or folder; or 'input' in the config",
+    )
     rep.add_argument("--config", metavar="FILE.toml", help="options from a TOML file")
-    rep.add_argument("--input-format", choices=["parquet", "csv", "ipc"],
-                     help="input format (default: from the file name)")
+    rep.add_argument(
+        "--input-format",
+        choices=["parquet", "csv", "ipc"],
+        help="input format (default: from the file name)",
+    )
     rep.add_argument("--y-true", dest="y_true", metavar="COL", help="true-label column")
     rep.add_argument("--y-pred", dest="y_pred", metavar="COL", help="predicted-label column")
-    rep.add_argument("--y-score", dest="y_score", metavar="COL",
-                     help="score column (with --threshold)")
+    rep.add_argument(
+        "--y-score", dest="y_score", metavar="COL", help="score column (with --threshold)"
+    )
     rep.add_argument("--threshold", type=float, help="predict positive when score >= T")
-    rep.add_argument("--by", action="append", metavar="COL",
-                     help="protected attribute column (repeat for several)")
-    rep.add_argument("--score-bounds", dest="score_bounds", metavar="LOW,HIGH",
-                     help="allowed score range (default 0,1; 'none': any finite score)")
-    rep.add_argument("--intersectional", action="store_true",
-                     help="audit the combinations of the --by columns")
+    rep.add_argument(
+        "--by",
+        action="append",
+        metavar="COL",
+        help="protected attribute column (repeat for several)",
+    )
+    rep.add_argument(
+        "--score-bounds",
+        dest="score_bounds",
+        metavar="LOW,HIGH",
+        help="allowed score range (default 0,1; 'none': any finite score)",
+    )
+    rep.add_argument(
+        "--intersectional", action="store_true", help="audit the combinations of the --by columns"
+    )
     rep.add_argument("--weight", metavar="COL", help="sample-weight column")
-    rep.add_argument("--reference", action="append", metavar="VALUE",
-                     help="reference group: 'overall' (default), 'rest', a value, or "
-                          "attribute=value (repeat per attribute)")
+    rep.add_argument(
+        "--reference",
+        action="append",
+        metavar="VALUE",
+        help="reference group: 'overall' (default), 'rest', a value, or "
+        "attribute=value (repeat per attribute)",
+    )
     rep.add_argument("--pos-label", dest="pos_label", metavar="V", help="positive class label")
     rep.add_argument("--neg-label", dest="neg_label", metavar="V", help="negative class label")
     rep.add_argument("--metrics", metavar="M1,M2", help="metric names, or 'all'")
     rep.add_argument("--criteria", metavar="C1,C2", help="fairness criteria names")
     rep.add_argument("--format", choices=FORMATS, help="output format (default terminal)")
-    rep.add_argument("--output", "-o", metavar="PATH",
-                     help="output file (parquet: folder); default stdout")
-    rep.add_argument("--fail-if", dest="fail_if", action="append", default=[], metavar="EXPR",
-                     help="gate, e.g. 'disparate_impact < 0.8' (repeatable); exit 1 if any "
-                          "group satisfies it")
-    rep.add_argument("--intervals", type=int, metavar="N",
-                     help="bootstrap confidence intervals from N resamples of the count table "
-                          "(no second scan)")
-    rep.add_argument("--ci-level", dest="ci_level", type=float, metavar="L",
-                     help="confidence level of the intervals (default 0.95)")
-    rep.add_argument("--ci-method", dest="ci_method", choices=CI_METHODS,
-                     help="interval method (default percentile)")
-    rep.add_argument("--seed", type=int, metavar="S", help="seed of the bootstrap resamples")
-    rep.add_argument("--models", nargs="+", metavar="COL",
-                     help="probability columns of an ensemble's models: adds the stability "
-                          "sections")
-    rep.add_argument("--models-prefix", dest="models_prefix", metavar="PREFIX",
-                     help="models = the columns named PREFIX followed by digits (e.g. p: "
-                          "p00, p01, ...)")
-    rep.add_argument("--no-curves", dest="no_curves", action="store_true",
-                     help="with --y-score: leave out the ROC / PR curve sections (they cost one "
-                          "more scan)")
-    rep.add_argument("--curve-bins", dest="curve_bins", type=int, metavar="N",
-                     help="grid of the curves: N equal steps over the score bounds (default "
-                          "100)")
-    rep.add_argument("--deploy-positive-rate", dest="deploy_positive_rate", type=float,
-                     metavar="P",
-                     help="add the deployment section: precision, NPV, F1, accuracy at a "
-                          "deployment share P of positives (0 < P < 1)")
+    rep.add_argument(
+        "--output", "-o", metavar="PATH", help="output file (parquet: folder); default stdout"
+    )
+    rep.add_argument(
+        "--fail-if",
+        dest="fail_if",
+        action="append",
+        default=[],
+        metavar="EXPR",
+        help="gate, e.g. 'disparate_impact < 0.8' (repeatable); exit 1 if any group satisfies it",
+    )
+    rep.add_argument(
+        "--min-support",
+        dest="min_support",
+        type=int,
+        metavar="N",
+        help="gates do not judge values resting on fewer than N rows (the metric's denominator)",
+    )
+    rep.add_argument(
+        "--intervals",
+        type=int,
+        metavar="N",
+        help="bootstrap confidence intervals from N resamples of the count table (no second scan)",
+    )
+    rep.add_argument(
+        "--ci-level",
+        dest="ci_level",
+        type=float,
+        metavar="L",
+        help="confidence level of the intervals (default 0.95)",
+    )
+    rep.add_argument(
+        "--ci-method",
+        dest="ci_method",
+        choices=CI_METHODS,
+        help="interval method (default percentile)",
+    )
+    rep.add_argument(
+        "--seed", type=int, metavar="S", help="random seed of the bootstrap resamples (default 0)"
+    )
+    rep.add_argument(
+        "--models",
+        nargs="+",
+        metavar="COL",
+        help="probability columns of an ensemble's models: adds the stability sections",
+    )
+    rep.add_argument(
+        "--models-prefix",
+        dest="models_prefix",
+        metavar="PREFIX",
+        help="models = the columns named PREFIX followed by digits (e.g. p: p00, p01, ...)",
+    )
+    rep.add_argument(
+        "--no-curves",
+        dest="no_curves",
+        action="store_true",
+        help="with --y-score: leave out the ROC / PR curve sections (they cost one more scan)",
+    )
+    rep.add_argument(
+        "--curve-bins",
+        dest="curve_bins",
+        type=int,
+        metavar="N",
+        help="grid of the curves: N equal steps over the score bounds (default 100)",
+    )
+    rep.add_argument(
+        "--deploy-positive-rate",
+        dest="deploy_positive_rate",
+        type=float,
+        metavar="P",
+        help="add the deployment section: precision, NPV, F1, accuracy at a "
+        "deployment share P of positives (0 < P < 1)",
+    )
     rep.add_argument("--no-plots", action="store_true", help="HTML report without plots")
-    rep.add_argument("--no-progress", action="store_true",
-                     help="no progress display (it only shows on a terminal anyway)")
+    rep.add_argument(
+        "--no-progress",
+        action="store_true",
+        help="no progress display (it only shows on a terminal anyway)",
+    )
     rep.set_defaults(func=_report)
     return parser
 
 
 def _one_line(exc: BaseException) -> str:
     text = str(exc).strip() or type(exc).__name__
-    return text.splitlines()[0]
+    return visible(text.splitlines()[0])
+
+
+def _error(text: str) -> None:
+    print(f"polars-fairmetrics: error: {text}", file=sys.stderr)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point; returns the exit status."""
+    """Entry point; returns the exit status (0 ok, 1 a gate failed, 2 a usage or input error,
+    3 an internal error)."""
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    if arguments[:1] == ["monitor"]:
+        from polars_fairmetrics.monitor import monitor_main
+
+        return monitor_main(arguments[1:])
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = parser.parse_args(arguments)
     try:
         return int(args.func(args))
     except (FairMetricsError, InvalidOptionError) as exc:
-        print(f"polars-fairmetrics: error: {_one_line(exc)}", file=sys.stderr)
+        _error(_one_line(exc))
     except pl.exceptions.PolarsError as exc:
-        print(f"polars-fairmetrics: error: {type(exc).__name__}: {_one_line(exc)}",
-              file=sys.stderr)
+        _error(f"{type(exc).__name__}: {_one_line(exc)}")
     except OSError as exc:
-        print(f"polars-fairmetrics: error: {exc.strerror or _one_line(exc)}"
-              + (f": {exc.filename}" if exc.filename else ""), file=sys.stderr)
+        where = f": {visible(str(exc.filename))}" if exc.filename else ""
+        _error(f"{visible(exc.strerror or _one_line(exc))}{where}")
+    except MemoryError:
+        _error("out of memory: the input or the options need more memory than is available")
     except KeyboardInterrupt:
         print("polars-fairmetrics: interrupted", file=sys.stderr)
         return 130
+    except Exception as exc:
+        if getattr(args, "debug", False):
+            raise
+        print(
+            f"polars-fairmetrics: internal error: {type(exc).__name__}: {_one_line(exc)} "
+            "(a bug: please report it; --debug shows the traceback)",
+            file=sys.stderr,
+        )
+        return EXIT_INTERNAL
     return EXIT_ERROR
 
 

@@ -1,20 +1,22 @@
-"""Plots of a report, as inline SVG (optional: ``pip install 'polars_fairmetrics[plot]'``).
+"""Plot building blocks as inline SVG (optional: ``pip install 'polars_fairmetrics[plot]'``).
 
-matplotlib is imported lazily, inside the functions, so the package works without it; the HTML
-renderer then shows tables only and says so (:func:`available`). Figures are built on
+matplotlib is imported lazily, inside the functions, so the package works without it
+(:func:`available` says whether it is installed). Figures are built on
 ``matplotlib.figure.Figure`` (no pyplot state, no GUI backend) and written as SVG with text kept
-as text; data-derived labels are escaped by matplotlib's SVG writer, and ``$`` is escaped so a
-group name is never read as math.
+as text; labels taken from data are made visible (control characters escaped, never raw in the
+SVG) and ``$`` is escaped so a label is never read as math; matplotlib's SVG writer escapes the
+XML.
 
-- ``metrics`` section: per-group bars, one figure per attribute, with interval whiskers when
-  the section has ``ci_low`` / ``ci_high``;
-- ``criteria`` section: a disparity forest plot per attribute (differences against the
-  reference, with a line at 0; disparate impact on its own axis with the four-fifths band
-  0.8–1.25), whiskers when intervals exist.
+Each function takes a small tidy table with a text ``label`` column (one per group, made by the
+caller; the report uses its display labels) and returns one ``<svg>`` element:
 
-Later sections plug in through :data:`PLOTTERS` (section name → function returning SVG strings);
-:func:`curve_svg` (PR / ROC curves per group) and :func:`histogram_svg` (stability
-histograms) are the building blocks for them.
+- :func:`metric_bars_svg`: grouped bars, one cluster per metric, whiskers with intervals;
+- :func:`forest_svg`: a disparity forest plot of criteria values against parity;
+- :func:`curve_svg`: one line per group (PR and ROC curves);
+- :func:`histogram_svg` / :func:`binned_histogram_svg`: per-group histograms.
+
+This module does not know the report; the report's section plots
+(:mod:`polars_fairmetrics.report.plots`) are built from these blocks.
 """
 
 from __future__ import annotations
@@ -22,23 +24,22 @@ from __future__ import annotations
 import importlib.util
 import io
 import re
-from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+import warnings
+from collections.abc import Sequence
+from typing import Any
 
 import polars as pl
 
-if TYPE_CHECKING:
-    from polars_fairmetrics.report import Report, Section
+from polars_fairmetrics._text import visible
 
 __all__ = [
-    "PLOTTERS",
+    "FOUR_FIFTHS",
     "available",
     "binned_histogram_svg",
     "curve_svg",
     "forest_svg",
     "histogram_svg",
     "metric_bars_svg",
-    "section_figures",
 ]
 
 FOUR_FIFTHS: tuple[float, float] = (0.8, 1.25)
@@ -51,8 +52,8 @@ def available() -> bool:
 
 
 def _label(text: Any) -> str:
-    """A data value as a plot label (``$`` escaped: never mathtext)."""
-    return ("null" if text is None else str(text)).replace("$", r"\$")
+    """A data value as a plot label (made visible; ``$`` escaped: never mathtext)."""
+    return visible("null" if text is None else str(text)).replace("$", r"\$")
 
 
 def _figure(width: float, height: float) -> Any:
@@ -66,7 +67,13 @@ def _svg(fig: Any) -> str:
     import matplotlib
 
     buf = io.StringIO()
-    with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": "polars_fairmetrics"}):
+    with (
+        matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": "polars_fairmetrics"}),
+        warnings.catch_warnings(),
+    ):
+        # text is kept as text in the SVG: the viewer's fonts draw it, whatever glyphs
+        # matplotlib's own fonts lack
+        warnings.filterwarnings("ignore", message="Glyph .* missing from font")
         fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None})
     text = buf.getvalue()
     start = text.find("<svg")
@@ -75,117 +82,148 @@ def _svg(fig: Any) -> str:
     return re.sub(r"<!--.*?-->", "", text, flags=re.S)
 
 
-def _yerr(values: Sequence[float | None], lows: Sequence[float | None] | None,
-          highs: Sequence[float | None] | None) -> Any:
+def _yerr(
+    values: Sequence[float | None],
+    lows: Sequence[float | None] | None,
+    highs: Sequence[float | None] | None,
+) -> Any:
     if lows is None or highs is None:
         return None
-    lo = [(v - lw) if v is not None and lw is not None else 0.0
-          for v, lw in zip(values, lows, strict=True)]
-    hi = [(h - v) if v is not None and h is not None else 0.0
-          for v, h in zip(values, highs, strict=True)]
+    lo = [
+        (v - lw) if v is not None and lw is not None else 0.0
+        for v, lw in zip(values, lows, strict=True)
+    ]
+    hi = [
+        (h - v) if v is not None and h is not None else 0.0
+        for v, h in zip(values, highs, strict=True)
+    ]
     return [lo, hi]
 
 
-def metric_bars_svg(table: pl.DataFrame, attribute: str) -> str:
-    """Grouped bars: one cluster per metric, one bar per group (whiskers with intervals)."""
-    part = table.filter(pl.col("attribute") == attribute)
-    metrics = list(dict.fromkeys(part["metric"].to_list()))
-    groups = list(dict.fromkeys(part["group"].to_list()))
-    has_ci = "ci_low" in part.columns and "ci_high" in part.columns
+def metric_bars_svg(table: pl.DataFrame, *, title: str, label: str = "label") -> str:
+    """Grouped bars: one cluster per ``metric``, one bar per ``label`` (whiskers when the table
+    has ``ci_low`` / ``ci_high``); an undefined ``value`` has no bar."""
+    metrics = list(dict.fromkeys(table["metric"].to_list()))
+    groups = list(dict.fromkeys(table[label].to_list()))
+    has_ci = "ci_low" in table.columns and "ci_high" in table.columns
     width = max(6.0, min(16.0, 0.25 * len(metrics) * max(len(groups), 2) + 2))
     fig = _figure(width, 3.6)
     ax = fig.add_subplot()
     step = 0.8 / max(len(groups), 1)
     for j, g in enumerate(groups):
-        rows = part.filter(pl.col("group").eq_missing(g))
+        rows = table.filter(pl.col(label) == g)
         by_metric = {r["metric"]: r for r in rows.iter_rows(named=True)}
         vals = [by_metric.get(m, {}).get("value") for m in metrics]
         xs = [i - 0.4 + step * (j + 0.5) for i in range(len(metrics))]
         heights = [v if v is not None else 0.0 for v in vals]
         yerr = None
         if has_ci:
-            yerr = _yerr(vals, [by_metric.get(m, {}).get("ci_low") for m in metrics],
-                         [by_metric.get(m, {}).get("ci_high") for m in metrics])
+            yerr = _yerr(
+                vals,
+                [by_metric.get(m, {}).get("ci_low") for m in metrics],
+                [by_metric.get(m, {}).get("ci_high") for m in metrics],
+            )
         ax.bar(xs, heights, width=step, label=_label(g), yerr=yerr, capsize=2 if yerr else 0)
     ax.set_xticks(range(len(metrics)))
-    ax.set_xticklabels([_label(m).replace("_", " ") for m in metrics], rotation=30, ha="right",
-                       fontsize=8)
+    ax.set_xticklabels(
+        [_label(m).replace("_", " ") for m in metrics], rotation=30, ha="right", fontsize=8
+    )
     ax.set_ylabel("value")
-    ax.set_title(_label(f"Per-group metrics by {attribute}"), fontsize=10)
+    ax.set_title(_label(title), fontsize=10)
     ax.legend(fontsize=7, ncols=min(len(groups), 4), loc="upper left", bbox_to_anchor=(1, 1))
     ax.grid(axis="y", alpha=0.3)
     return _svg(fig)
 
 
-def forest_svg(table: pl.DataFrame, attribute: str, reference: Any) -> str:
-    """Forest plot of the fairness criteria of one attribute against the reference.
+def _points(
+    table: pl.DataFrame, label: str, metric: str, groups: list[Any], offset: Any, has_ci: bool
+) -> tuple[list[float], list[float], list[Any], list[Any]]:
+    rows = {r[label]: r for r in table.filter(pl.col("metric") == metric).iter_rows(named=True)}
+    ys: list[float] = []
+    xs: list[float] = []
+    lo: list[Any] = []
+    hi: list[Any] = []
+    for i, g in enumerate(groups):
+        r = rows.get(g)
+        if r is None or r["value"] is None:
+            continue
+        ys.append(offset(i))
+        xs.append(r["value"])
+        lo.append(r.get("ci_low") if has_ci else None)
+        hi.append(r.get("ci_high") if has_ci else None)
+    return xs, ys, lo, hi
 
-    Left: the difference criteria (0 = parity). Right: disparate impact (1 = parity) with the
-    four-fifths band shaded. Whiskers when the table has ``ci_low`` / ``ci_high``.
+
+def forest_svg(
+    table: pl.DataFrame,
+    *,
+    title: str,
+    label: str = "label",
+    ratio: str | None = "disparate_impact",
+) -> str:
+    """Forest plot of criteria values (``metric``, ``value``) per ``label``.
+
+    Left: the difference criteria (0 = parity). Right: the ``ratio`` criterion (1 = parity)
+    with the four-fifths band 0.8–1.25 shaded. Whiskers when the table has ``ci_low`` /
+    ``ci_high``; an undefined value has no point.
     """
-    part = table.filter(pl.col("attribute") == attribute)
-    if isinstance(reference, dict) and attribute in reference:
-        part = part.filter(pl.col("group").ne_missing(reference[attribute]))
-    groups = list(dict.fromkeys(part["group"].to_list()))
-    diffs = [c for c in dict.fromkeys(part["criterion"].to_list()) if c != "disparate_impact"]
-    has_di = "disparate_impact" in part["criterion"].to_list()
-    has_ci = "ci_low" in part.columns and "ci_high" in part.columns
+    groups = list(dict.fromkeys(table[label].to_list()))
+    names = list(dict.fromkeys(table["metric"].to_list()))
+    diffs = [c for c in names if c != ratio]
+    has_ratio = ratio is not None and ratio in names
+    has_ci = "ci_low" in table.columns and "ci_high" in table.columns
     height = max(2.5, 0.28 * len(groups) * max(len(diffs), 1) / 2 + 1.5)
-    fig = _figure(11.0 if has_di else 7.0, height)
-    axes = fig.subplots(1, 2, width_ratios=[3, 1.4]) if has_di else [fig.add_subplot()]
+    fig = _figure(11.0 if has_ratio else 7.0, height)
+    axes = fig.subplots(1, 2, width_ratios=[3, 1.4]) if has_ratio else [fig.add_subplot()]
     ax = axes[0]
     step = 0.8 / max(len(diffs), 1)
     for k, crit in enumerate(diffs):
-        rows = {r["group"]: r for r in
-                part.filter(pl.col("criterion") == crit).iter_rows(named=True)}
-        ys, xs, lo, hi = [], [], [], []
-        for i, g in enumerate(groups):
-            r = rows.get(g)
-            if r is None or r["value"] is None:
-                continue
-            ys.append(i - 0.4 + step * (k + 0.5))
-            xs.append(r["value"])
-            lo.append(r.get("ci_low") if has_ci else None)
-            hi.append(r.get("ci_high") if has_ci else None)
-        xerr = _yerr(xs, lo, hi) if has_ci else None
-        ax.errorbar(xs, ys, xerr=xerr, fmt="o", markersize=4, capsize=2,
-                    label=_label(crit).replace("_", " "))
+        xs, ys, lo, hi = _points(
+            table, label, crit, groups, lambda i, k=k: i - 0.4 + step * (k + 0.5), has_ci
+        )
+        ax.errorbar(
+            xs,
+            ys,
+            xerr=_yerr(xs, lo, hi) if has_ci else None,
+            fmt="o",
+            markersize=4,
+            capsize=2,
+            label=_label(crit).replace("_", " "),
+        )
     ax.axvline(0.0, color="black", linewidth=0.8)
     ax.set_yticks(range(len(groups)))
     ax.set_yticklabels([_label(g) for g in groups], fontsize=8)
     ax.invert_yaxis()
     ax.set_xlabel("difference: group − reference")
-    ax.set_title(_label(f"Fairness criteria by {attribute}"), fontsize=10)
+    ax.set_title(_label(title), fontsize=10)
     ax.legend(fontsize=6, loc="upper left", bbox_to_anchor=(0, -0.18), ncols=2)
     ax.grid(axis="x", alpha=0.3)
-    if has_di:
+    if has_ratio:
         ax2 = axes[1]
         ax2.axvspan(*FOUR_FIFTHS, color="tab:green", alpha=0.12, label="four-fifths band")
         ax2.axvline(1.0, color="black", linewidth=0.8)
-        rows = {r["group"]: r for r in
-                part.filter(pl.col("criterion") == "disparate_impact").iter_rows(named=True)}
-        ys, xs, lo, hi = [], [], [], []
-        for i, g in enumerate(groups):
-            r = rows.get(g)
-            if r is None or r["value"] is None:
-                continue
-            ys.append(float(i))
-            xs.append(r["value"])
-            lo.append(r.get("ci_low") if has_ci else None)
-            hi.append(r.get("ci_high") if has_ci else None)
-        ax2.errorbar(xs, ys, xerr=_yerr(xs, lo, hi) if has_ci else None, fmt="s",
-                     color="tab:purple", markersize=4, capsize=2)
+        xs, ys, lo, hi = _points(table, label, str(ratio), groups, float, has_ci)
+        ax2.errorbar(
+            xs,
+            ys,
+            xerr=_yerr(xs, lo, hi) if has_ci else None,
+            fmt="s",
+            color="tab:purple",
+            markersize=4,
+            capsize=2,
+        )
         ax2.set_yticks(range(len(groups)))
         ax2.set_yticklabels([])
         ax2.set_ylim(ax.get_ylim())
-        ax2.set_xlabel("disparate impact: ratio")
+        ax2.set_xlabel(_label(str(ratio)).replace("_", " ") + ": ratio")
         ax2.legend(fontsize=6, loc="upper left", bbox_to_anchor=(0, -0.18))
         ax2.grid(axis="x", alpha=0.3)
     return _svg(fig)
 
 
-def curve_svg(table: pl.DataFrame, *, x: str, y: str, title: str, group: str = "group",
-              diagonal: bool = False) -> str:
+def curve_svg(
+    table: pl.DataFrame, *, x: str, y: str, title: str, group: str = "label", diagonal: bool = False
+) -> str:
     """Line plot of ``y`` against ``x``, one line per ``group`` (PR and ROC curves).
 
     Rows are drawn in the order of ``x`` within each group.
@@ -205,8 +243,9 @@ def curve_svg(table: pl.DataFrame, *, x: str, y: str, title: str, group: str = "
     return _svg(fig)
 
 
-def histogram_svg(table: pl.DataFrame, *, value: str, title: str, group: str | None = None,
-                  bins: int = 20) -> str:
+def histogram_svg(
+    table: pl.DataFrame, *, value: str, title: str, group: str | None = None, bins: int = 20
+) -> str:
     """Histogram of ``value`` (overlaid per ``group`` when given): stability histograms."""
     fig = _figure(5.0, 3.4)
     ax = fig.add_subplot()
@@ -222,15 +261,26 @@ def histogram_svg(table: pl.DataFrame, *, value: str, title: str, group: str | N
     return _svg(fig)
 
 
-def binned_histogram_svg(table: pl.DataFrame, *, left: str, right: str, count: str,
-                         title: str, xlabel: str, group: str | None = None,
-                         ylabel: str = "count") -> str:
+def binned_histogram_svg(
+    table: pl.DataFrame,
+    *,
+    left: str,
+    right: str,
+    count: str,
+    title: str,
+    xlabel: str,
+    group: str | None = None,
+    ylabel: str = "count",
+) -> str:
     """Histogram from pre-binned counts (bins ``[left, right)`` and their ``count``), one
     outline per ``group`` when given: stability histograms kept small in the report's tables."""
     fig = _figure(5.0, 3.4)
     ax = fig.add_subplot()
-    parts = ([(None, table)] if group is None
-             else [(g, part) for (g,), part in table.group_by(group, maintain_order=True)])
+    parts = (
+        [(None, table)]
+        if group is None
+        else [(g, part) for (g,), part in table.group_by(group, maintain_order=True)]
+    )
     for g, part in parts:
         part = part.sort(left)
         edges = [*part[left].to_list(), part[right].to_list()[-1]] if part.height else []
@@ -244,68 +294,243 @@ def binned_histogram_svg(table: pl.DataFrame, *, left: str, right: str, count: s
     return _svg(fig)
 
 
-def _metrics_plots(report: Report, section: Section) -> list[str]:
-    t = section.table
-    return [metric_bars_svg(t, a) for a in dict.fromkeys(t["attribute"].to_list())]
+# ---------------------------------------------------------------------------------------------
+# Monitoring and calibration figures (matplotlib axes, imported lazily)
+# ---------------------------------------------------------------------------------------------
+
+_NOT_KEYS: frozenset[str] = frozenset(
+    {
+        "attribute",
+        "model",
+        "period",
+        "threshold",
+        "replicate",
+        "metric",
+        "value",
+        "support",
+        "n",
+        "n_null",
+        "n_w",
+        "reference",
+        "is_reference",
+        "reference_value",
+        "reference_support",
+        "difference",
+        "ratio",
+        "statistic",
+        "p_value",
+        "p_value_adjusted",
+        "significant",
+        "ci_low",
+        "ci_high",
+        "difference_ci_low",
+        "difference_ci_high",
+        "ratio_ci_low",
+        "ratio_ci_high",
+        "ci_method",
+        "ci_level",
+        "n_resamples",
+        "n_defined",
+        "ci_note",
+        "bin",
+        "bin_low",
+        "bin_high",
+        "positives",
+        "mean_predicted",
+        "fraction_positive",
+        "baseline",
+        "current",
+        "baseline_n",
+    }
+)
 
 
-def _criteria_plots(report: Report, section: Section) -> list[str]:
-    t = section.table
-    ref = report.inputs.get("reference")
-    return [forest_svg(t, a, ref) for a in dict.fromkeys(t["attribute"].to_list())]
+def _pyplot(what: str) -> Any:
+    try:
+        import matplotlib.pyplot as plt
+    except ImportError as exc:  # pragma: no cover - depends on the environment
+        raise ImportError(
+            f"{what} needs matplotlib: pip install 'polars_fairmetrics[plot]'"
+        ) from exc
+    return plt
 
 
-def _stability_histograms(report: Report, section: Section) -> list[str]:
-    t = section.table
-    return [
-        binned_histogram_svg(t.filter(pl.col("attribute") == a), left="bin_left",
-                             right="bin_right", count="share", group="group",
-                             ylabel="share of the group's rows",
-                             title=f"Label stability by {a}",
-                             xlabel="label stability (1 = all models agree)")
-        for a in dict.fromkeys(t["attribute"].to_list())
-    ]
+def _series_labels(frame: pl.DataFrame, split: Sequence[str]) -> list[tuple[str, pl.DataFrame]]:
+    """One (label, rows) pair per group (× ``split`` column): the group's display label."""
+    from polars_fairmetrics.results import display_label
 
-
-def _curve_plots(report: Report, section: Section) -> list[str]:
-    t = section.table.filter(pl.col("threshold").is_finite() | (pl.col("recall") == 0))
+    keys = [c for c in frame.columns if c not in _NOT_KEYS]
+    by = [*(["attribute"] if "attribute" in frame.columns else []), *keys, *split]
+    if not by:
+        return [("all rows", frame)]
     out = []
-    for a in dict.fromkeys(t["attribute"].to_list()):
-        part = t.filter(pl.col("attribute") == a).with_columns(
-            pl.col("group").fill_null("null"))
-        roc = part.filter(pl.col("fpr").is_not_null() & pl.col("tpr").is_not_null())
-        pr = part.filter(pl.col("precision").is_not_null() & pl.col("recall").is_not_null())
-        if roc.height:
-            out.append(curve_svg(roc, x="fpr", y="tpr", title=f"ROC by {a}", diagonal=True))
-        if pr.height:
-            out.append(curve_svg(pr, x="recall", y="precision", title=f"Precision-recall by {a}"))
+    for part in frame.partition_by(by, maintain_order=True):
+        row = part.row(0, named=True)
+        own = [row["attribute"]] if "attribute" in frame.columns else keys
+        label = display_label({k: row[k] for k in own if k in row}) if own else "all rows"
+        extra = ", ".join(f"{c}={row[c]}" for c in split)
+        out.append((_label(label + (f" ({extra})" if extra else "")), part))
     return out
 
 
-PLOTTERS: dict[str, Callable[[Report, Section], list[str]]] = {
-    "curves": _curve_plots,
-    "metrics": _metrics_plots,
-    "criteria": _criteria_plots,
-    "stability": _metrics_plots,
-    "stability_distribution": _stability_histograms,
-}
-"""Plots by section name: each returns inline ``<svg>`` strings shown above the section."""
+def plot_trend(
+    trend: pl.DataFrame | pl.LazyFrame,
+    *,
+    metric: str | None = None,
+    column: str = "value",
+    gate: float | Sequence[float] | None = None,
+    parity: float | None = None,
+    ax: Any = None,
+    title: str | None = None,
+) -> Any:
+    """Plot a quantity per period: one line per group, its interval as a band, gates drawn.
 
+    ``trend`` is a long table with a ``period`` column (:func:`~polars_fairmetrics.period_criteria`,
+    :func:`~polars_fairmetrics.period_disparities`, or any result of a count table read per
+    period). ``column`` is drawn (``value``; or ``difference`` / ``ratio``), with its interval
+    (``ci_low``/``ci_high``, or ``difference_ci_*``/``ratio_ci_*``) as a shaded band when
+    present. ``gate`` draws the threshold(s) a job gates on (dashed), ``parity`` the value of
+    perfect fairness (dotted; default: the criterion's parity when ``metric`` is a named
+    criterion). Needs matplotlib; collects a LazyFrame.
 
-def section_figures(report: Report, section: Section) -> list[str]:
-    """The inline SVG plots of one section (empty when it has none or matplotlib is absent).
+    Returns
+    -------
+    matplotlib.axes.Axes
 
     Examples
     --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> import polars as pl
+    >>> t = pl.DataFrame({"g": ["a", "a", "b", "b"], "period": [1, 2, 1, 2],
+    ...                   "metric": ["disparate_impact"] * 4, "value": [1.0, 0.9, 0.8, 0.7],
+    ...                   "ci_low": [0.9, 0.8, 0.7, 0.6], "ci_high": [1.1, 1.0, 0.9, 0.8]})
+    >>> ax = plot_trend(t, gate=0.8)
+    >>> len(ax.get_lines())  # two groups, the gate, the parity line
+    4
+    """
+    from polars_fairmetrics.exceptions import InvalidOptionError
+
+    plt = _pyplot("plot_trend")
+    frame = trend.collect() if isinstance(trend, pl.LazyFrame) else trend
+    if "period" not in frame.columns:
+        raise InvalidOptionError("plot_trend needs a 'period' column (a table read per period)")
+    if column not in frame.columns:
+        raise InvalidOptionError(f"plot_trend: no column {column!r} in the table")
+    if "metric" in frame.columns:
+        metrics = frame["metric"].unique(maintain_order=True).to_list()
+        if metric is None:
+            if len(metrics) != 1:
+                raise InvalidOptionError(
+                    f"the table has several metrics {metrics!r}: pass metric= to choose one"
+                )
+            metric = metrics[0]
+        elif metric not in metrics:
+            raise InvalidOptionError(f"metric {metric!r} is not in the table: {metrics!r}")
+        frame = frame.filter(pl.col("metric") == metric)
+    low, high = (
+        ("ci_low", "ci_high") if column == "value" else (f"{column}_ci_low", f"{column}_ci_high")
+    )
+    band = low in frame.columns and high in frame.columns
+    if parity is None and metric is not None:
+        from polars_fairmetrics.disparity import CRITERIA
+
+        if metric in CRITERIA:
+            parity = CRITERIA[metric].parity
+    if ax is None:
+        _, ax = plt.subplots(figsize=(7, 4))
+    split = ["model"] if "model" in frame.columns and frame["model"].n_unique() > 1 else []
+    periods = frame["period"].unique().sort()
+    textual = periods.dtype == pl.String
+    position = {p: i for i, p in enumerate(periods.to_list())}
+    for label, part in _series_labels(frame, split):
+        part = part.sort("period")
+        x = [position[p] for p in part["period"].to_list()] if textual else part["period"].to_list()
+        (line,) = ax.plot(x, part[column].to_list(), marker="o", markersize=3, label=label)
+        if band:
+            lo = part[low].fill_null(float("nan")).to_numpy()
+            hi = part[high].fill_null(float("nan")).to_numpy()
+            ax.fill_between(x, lo, hi, color=line.get_color(), alpha=0.18, linewidth=0)
+    gates = [] if gate is None else ([gate] if isinstance(gate, (int, float)) else list(gate))
+    for i, g in enumerate(gates):
+        ax.axhline(
+            g, color="crimson", linestyle="--", linewidth=1, label="gate" if i == 0 else None
+        )
+    if parity is not None:
+        ax.axhline(parity, color="grey", linestyle=":", linewidth=1)
+    if textual:
+        ax.set_xticks(range(len(position)))
+        ax.set_xticklabels([_label(p) for p in position], rotation=45, ha="right")
+    ax.set_xlabel("period")
+    ax.set_ylabel(_label(metric if column == "value" else f"{metric} ({column})"))
+    if title:
+        ax.set_title(_label(title))
+    ax.legend(fontsize=7)
+    return ax
+
+
+def plot_reliability(
+    curve: pl.DataFrame | pl.LazyFrame,
+    *,
+    ax: Any = None,
+    title: str | None = None,
+) -> Any:
+    """Reliability diagram: per group, the fraction of positives against the mean score per bin.
+
+    Draws a :func:`~polars_fairmetrics.reliability_curve` table, one line per group (and model
+    or period when the table has several), with the interval of ``fraction_positive`` as error
+    bars when present, and the diagonal of perfect calibration. Needs matplotlib; collects a
+    LazyFrame.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
     >>> import polars as pl
     >>> import polars_fairmetrics as pfm
-    >>> df = pl.DataFrame({"g": ["a", "b"], "y": [1, 0], "p": [1, 1]})
-    >>> r = pfm.audit(df, y_true="y", y_pred="p", by="g", metrics=["selection_rate"])
-    >>> svgs = section_figures(r, r.section("metrics"))
-    >>> len(svgs), svgs[0].startswith("<svg")
-    (1, True)
+    >>> df = pl.DataFrame({"g": ["a", "a", "b", "b"], "y": [0, 1, 0, 1],
+    ...                    "s": [0.2, 0.8, 0.3, 0.9]})
+    >>> ax = plot_reliability(pfm.reliability_curve(df, y_true="y", y_score="s", by="g"))
+    >>> len(ax.get_lines())  # two groups and the diagonal
+    3
     """
-    plotter = PLOTTERS.get(section.name)
-    if plotter is None or not available() or section.table.height == 0:
-        return []
-    return plotter(report, section)
+    from polars_fairmetrics.exceptions import InvalidOptionError
+
+    plt = _pyplot("plot_reliability")
+    frame = curve.collect() if isinstance(curve, pl.LazyFrame) else curve
+    needed = ["mean_predicted", "fraction_positive"]
+    missing = [c for c in needed if c not in frame.columns]
+    if missing:
+        raise InvalidOptionError(
+            f"plot_reliability needs a reliability_curve table; missing {', '.join(missing)}"
+        )
+    if ax is None:
+        _, ax = plt.subplots(figsize=(5, 5))
+    split = [c for c in ("model", "period") if c in frame.columns and frame[c].n_unique() > 1]
+    for label, part in _series_labels(frame, split):
+        part = part.sort("mean_predicted")
+        x = part["mean_predicted"].to_numpy()
+        y = part["fraction_positive"].to_numpy()
+        if "ci_low" in part.columns and "ci_high" in part.columns:
+            lo = part["ci_low"].fill_null(float("nan")).to_numpy()
+            hi = part["ci_high"].fill_null(float("nan")).to_numpy()
+            err = [y - lo, hi - y]
+            ax.errorbar(x, y, yerr=err, marker="o", markersize=3, capsize=2, label=label)
+        else:
+            ax.plot(x, y, marker="o", markersize=3, label=label)
+    ax.plot([0, 1], [0, 1], linestyle=":", color="grey")
+    ax.set_xlim(0, 1)
+    ax.set_ylim(0, 1)
+    ax.set_xlabel("mean predicted probability")
+    ax.set_ylabel("fraction of positives")
+    if title:
+        ax.set_title(_label(title))
+    ax.legend(fontsize=7)
+    return ax
+
+
+__all__ += ["plot_reliability", "plot_trend"]

@@ -20,15 +20,18 @@ import pytest
 from polars.testing import assert_frame_equal
 
 import polars_fairmetrics as pfm
-from polars_fairmetrics import plot, render
+from polars_fairmetrics import plot
 from polars_fairmetrics.exceptions import FairMetricsError, InvalidOptionError
 from polars_fairmetrics.report import (
     DEFAULT_AUDIT_CRITERIA,
+    AuditOptions,
     Report,
     Section,
     audit,
     parse_gate,
 )
+from polars_fairmetrics.report.render_html import MISSING_PLOT_NOTE
+from polars_fairmetrics.report.views import section_views
 
 # ---------------------------------------------------------------------------------------------
 # data and the NumPy oracle
@@ -43,10 +46,10 @@ def _frame(seed: int, n: int = 400, weighted: bool = False) -> pl.DataFrame:
     p = rng.integers(0, 2, size=n)
     # edge cases: group "c" has no actual positives; group "d" predicts nothing positive
     y[g == "c"] = 0
-    extra = pl.DataFrame({"g": ["d"] * 5, "s": ["F"] * 5, "y": [1, 0, 1, 0, 1],
-                          "p": [0] * 5})
+    extra = pl.DataFrame({"g": ["d"] * 5, "s": ["F"] * 5, "y": [1, 0, 1, 0, 1], "p": [0] * 5})
     df = pl.DataFrame({"g": g, "s": s, "y": y, "p": p}).vstack(
-        extra.cast({"y": pl.Int64, "p": pl.Int64}))
+        extra.cast({"y": pl.Int64, "p": pl.Int64})
+    )
     if weighted:
         w = np.random.default_rng(seed + 1).uniform(0, 3, size=df.height)
         w[:3] = 0.0
@@ -54,8 +57,9 @@ def _frame(seed: int, n: int = 400, weighted: bool = False) -> pl.DataFrame:
     return df
 
 
-def _oracle_counts(df: pl.DataFrame, attr: str, weight: str | None = None
-                   ) -> dict[str, dict[str, float]]:
+def _oracle_counts(
+    df: pl.DataFrame, attr: str, weight: str | None = None
+) -> dict[str, dict[str, float]]:
     g = df[attr].to_numpy()
     y = df["y"].to_numpy() == 1
     p = df["p"].to_numpy() == 1
@@ -64,8 +68,10 @@ def _oracle_counts(df: pl.DataFrame, attr: str, weight: str | None = None
     for grp in sorted(set(g)):
         m = g == grp
         out[grp] = {
-            "tp": float(w[m & y & p].sum()), "fp": float(w[m & ~y & p].sum()),
-            "tn": float(w[m & ~y & ~p].sum()), "fn": float(w[m & y & ~p].sum()),
+            "tp": float(w[m & y & p].sum()),
+            "fp": float(w[m & ~y & p].sum()),
+            "tn": float(w[m & ~y & ~p].sum()),
+            "fn": float(w[m & y & ~p].sum()),
         }
     return out
 
@@ -89,9 +95,16 @@ def _oracle_metric(name: str, c: dict[str, float]) -> float | None:
     }[name]
 
 
-ORACLE_METRICS = ["selection_rate", "base_rate", "accuracy", "true_positive_rate",
-                  "false_positive_rate", "false_negative_rate", "positive_predictive_value",
-                  "negative_predictive_value"]
+ORACLE_METRICS = [
+    "selection_rate",
+    "base_rate",
+    "accuracy",
+    "true_positive_rate",
+    "false_positive_rate",
+    "false_negative_rate",
+    "positive_predictive_value",
+    "negative_predictive_value",
+]
 
 
 def _close(a: float | None, b: float | None) -> bool:
@@ -110,26 +123,36 @@ def _close(a: float | None, b: float | None) -> bool:
 def test_audit_metrics_and_criteria_match_numpy_oracle(seed: int, weighted: bool) -> None:
     df = _frame(seed, weighted=weighted)
     w = "w" if weighted else None
-    r = audit(df.lazy(), y_true="y", y_pred="p", by=["g", "s"], weight=w,
-              reference={"g": "a", "s": "M"}, metrics=ORACLE_METRICS)
+    r = audit(
+        df.lazy(),
+        y_true="y",
+        y_pred="p",
+        by=["g", "s"],
+        weight=w,
+        reference={"g": "a", "s": "M"},
+        metrics=ORACLE_METRICS,
+    )
     for attr, ref in (("g", "a"), ("s", "M")):
         counts = _oracle_counts(df, attr, w)
         got = r["metrics"].filter(pl.col("attribute") == attr)
-        assert sorted(set(got["group"].to_list())) == sorted(counts)
+        assert sorted(set(got[attr].to_list())) == sorted(counts)
+        assert got.select([k for k in ("g", "s") if k != attr]).null_count().item() == got.height
         for row in got.iter_rows(named=True):
-            assert _close(row["value"], _oracle_metric(row["metric"], counts[row["group"]])), row
+            assert _close(row["value"], _oracle_metric(row["metric"], counts[row[attr]])), row
         crit = r["criteria"].filter(pl.col("attribute") == attr)
         for row in crit.iter_rows(named=True):
-            c, cr = counts[row["group"]], counts[ref]
-            base = {"statistical_parity_difference": "selection_rate",
-                    "disparate_impact": "selection_rate",
-                    "equal_opportunity_difference": "true_positive_rate",
-                    "predictive_equality_difference": "false_positive_rate",
-                    "false_negative_rate_difference": "false_negative_rate",
-                    "accuracy_equality_difference": "accuracy",
-                    "positive_predictive_parity_difference": "positive_predictive_value",
-                    "negative_predictive_parity_difference": "negative_predictive_value"}
-            name = row["criterion"]
+            c, cr = counts[row[attr]], counts[ref]
+            base = {
+                "statistical_parity_difference": "selection_rate",
+                "disparate_impact": "selection_rate",
+                "equal_opportunity_difference": "true_positive_rate",
+                "predictive_equality_difference": "false_positive_rate",
+                "false_negative_rate_difference": "false_negative_rate",
+                "accuracy_equality_difference": "accuracy",
+                "positive_predictive_parity_difference": "positive_predictive_value",
+                "negative_predictive_parity_difference": "negative_predictive_value",
+            }
+            name = row["metric"]
             if name == "equalized_odds_difference":
                 parts = []
                 for m in ("false_positive_rate", "false_negative_rate"):
@@ -149,7 +172,8 @@ def test_audit_metrics_and_criteria_match_numpy_oracle(seed: int, weighted: bool
 
 def test_groups_section_reconciles_rows_and_reports_nulls() -> None:
     df = _frame(3).with_columns(
-        y=pl.when(pl.int_range(pl.len()) < 7).then(None).otherwise(pl.col("y")))
+        y=pl.when(pl.int_range(pl.len()) < 7).then(None).otherwise(pl.col("y"))
+    )
     r = audit(df, y_true="y", y_pred="p", by="g")
     groups = r["groups"]
     assert groups["n"].sum() + groups["n_null"].sum() == df.height
@@ -162,31 +186,38 @@ def test_groups_section_reconciles_rows_and_reports_nulls() -> None:
 def test_undefined_values_have_reasons() -> None:
     r = audit(_frame(4), y_true="y", y_pred="p", by="g", reference="a")
     und = r["undefined"]
-    tpr_c = und.filter(pl.col("group") == "c", pl.col("name") == "true_positive_rate")
+    tpr_c = und.filter(pl.col("g") == "c", pl.col("metric") == "true_positive_rate")
     assert tpr_c["reason"].to_list() == [pfm.METRICS["true_positive_rate"].undefined_when]
-    ppv_d = und.filter(pl.col("group") == "d", pl.col("name") == "positive_predictive_value")
+    ppv_d = und.filter(pl.col("g") == "d", pl.col("metric") == "positive_predictive_value")
     assert ppv_d["reason"].to_list() == ["nothing is predicted positive"]
-    crit = und.filter(pl.col("section") == "criteria", pl.col("group") == "c",
-                      pl.col("name") == "equal_opportunity_difference")
+    crit = und.filter(
+        pl.col("section") == "criteria",
+        pl.col("g") == "c",
+        pl.col("metric") == "equal_opportunity_difference",
+    )
     assert "true_positive_rate of the group is undefined" in crit["reason"].item()
     # every null in metrics and criteria is listed
-    n_null = (r["metrics"]["value"].null_count() + r["criteria"]["value"].null_count())
+    n_null = r["metrics"]["value"].null_count() + r["criteria"]["value"].null_count()
     assert und.height == n_null
     assert "undefined" in r.section("metrics").notes[0]
 
 
 def test_undefined_reason_for_zero_reference_ratio() -> None:
     df = pl.DataFrame({"g": ["a", "a", "b", "b"], "y": [1, 0, 1, 0], "p": [0, 0, 1, 0]})
-    r = audit(df, y_true="y", y_pred="p", by="g", reference="a",
-              criteria=["disparate_impact"])
-    reason = r["undefined"].filter(pl.col("name") == "disparate_impact")["reason"].to_list()
+    r = audit(df, y_true="y", y_pred="p", by="g", reference="a", criteria=["disparate_impact"])
+    reason = r["undefined"].filter(pl.col("metric") == "disparate_impact")["reason"].to_list()
     assert reason == ["selection_rate of the reference is 0 (ratio x / 0)"] * 2
 
 
 def test_streaming_and_in_memory_agree_and_namespace_delegates() -> None:
     lf = _frame(5, weighted=True).lazy()
-    kw: dict[str, Any] = {"y_true": "y", "y_pred": "p", "by": ["g", "s"], "weight": "w",
-                          "reference": "rest"}
+    kw: dict[str, Any] = {
+        "y_true": "y",
+        "y_pred": "p",
+        "by": ["g", "s"],
+        "weight": "w",
+        "reference": "rest",
+    }
     a = audit(lf, engine="streaming", **kw)
     b = audit(lf, engine="in-memory", **kw)
     c = lf.fair.audit(**kw)
@@ -198,24 +229,35 @@ def test_streaming_and_in_memory_agree_and_namespace_delegates() -> None:
 def test_sections_equal_the_librarys_own_results() -> None:
     df = _frame(6)
     r = audit(df, y_true="y", y_pred="p", by="g", reference="b", metrics="all")
-    direct = pfm.disparities(df, y_true="y", y_pred="p", by="g", reference="b",
-                             metrics=list(pfm.METRICS))
-    got = r["disparities"].drop("attribute").rename({"group": "g"}).drop("reference")
-    assert_frame_equal(got, direct.drop("reference"), check_row_order=False)
+    direct = pfm.disparities(
+        df, y_true="y", y_pred="p", by="g", reference="b", metrics=list(pfm.METRICS)
+    )
+    assert_frame_equal(r["disparities"], direct)
     gm = pfm.group_metrics(df, y_true="y", y_pred="p", by="g")
-    got_m = r["metrics"].drop("attribute").rename({"group": "g"})
-    assert_frame_equal(got_m, gm, check_row_order=False)
+    assert_frame_equal(r["metrics"], gm)
+    crit = pfm.fairness_criteria(df, y_true="y", y_pred="p", by="g", reference="b")
+    assert_frame_equal(r["criteria"], crit)
+    between = pfm.between_groups(df, y_true="y", y_pred="p", by="g", metrics=list(pfm.METRICS))
+    assert_frame_equal(r["between_groups"], between)
 
 
 def test_intersectional_and_score_threshold() -> None:
     df = _frame(7).with_columns(score=pl.col("p") * 0.6 + 0.2)
-    r = audit(df, y_true="y", y_score="score", threshold=0.5, by=["g", "s"],
-              intersectional=True, reference=("a", "M"))
-    assert r["groups"]["attribute"].unique().to_list() == ["g & s"]
-    assert "a & M" in r["groups"]["group"].to_list()
-    assert r.inputs["threshold"] == 0.5
-    plain = audit(df, y_true="y", y_pred="p", by=["g", "s"], intersectional=True,
-                  reference=("a", "M"))
+    r = audit(
+        df,
+        y_true="y",
+        y_score="score",
+        threshold=0.5,
+        by=["g", "s"],
+        intersectional=True,
+        reference=("a", "M"),
+    )
+    assert "attribute" not in r["groups"].columns  # one attribute: the combinations of g, s
+    assert r["groups"].filter(g="a", s="M").height == 1
+    assert r.inputs["threshold"] == 0.5 and r.inputs["intersectional"] is True
+    plain = audit(
+        df, y_true="y", y_pred="p", by=["g", "s"], intersectional=True, reference=("a", "M")
+    )
     assert_frame_equal(r["criteria"], plain["criteria"])
 
 
@@ -225,7 +267,13 @@ def test_intersectional_and_score_threshold() -> None:
         ({"by": []}, "at least one by"),
         ({"by": ["g", "s"], "reference": "a"}, "several attributes"),
         ({"by": ["g", "s"], "reference": {"g": "a"}}, "no group for attribute"),
-        ({"by": "g", "reference": {"zz": "a"}}, "not among"),
+        ({"by": "g", "reference": {"zz": "a"}}, "must name exactly the group columns"),
+        ({"by": ["g", "s"], "reference": {"g": "a", "zz": "M"}}, "not among the audited"),
+        ({"by": ["g", "s"], "intersectional": True, "reference": "a"}, "several columns"),
+        ({"by": ["g", "g"]}, "names a column twice"),
+        ({"by": "g", "intervals": 10**9}, "at most"),
+        ({"by": "g", "seed": -1}, "non-negative"),
+        ({"by": "g", "seed": 1.5}, "non-negative"),
         ({"by": "g", "criteria": ["nope"]}, "unknown criterion"),
         ({"by": "g", "metrics": ["nope"]}, "unknown metric"),
     ],
@@ -247,8 +295,7 @@ def test_missing_column_raises_at_build_time() -> None:
 
 def test_extra_sections_plug_in_and_may_replace() -> None:
     def sizes(ctx: Any) -> Section:
-        return Section("sizes", "Sizes", "n per group", ctx.counts.select("attribute", "group",
-                                                                            "n"))
+        return Section("sizes", "Sizes", "n per group", ctx.counts.select("g", "n"), keys=("g",))
 
     def absent(ctx: Any) -> None:
         return None
@@ -256,15 +303,22 @@ def test_extra_sections_plug_in_and_may_replace() -> None:
     def with_ci(ctx: Any) -> Section:
         m = ctx.sections["metrics"]
         t = m.table.with_columns(ci_low=pl.col("value") - 0.1, ci_high=pl.col("value") + 0.1)
-        return Section(m.name, m.title, m.description, t, m.notes)
+        return m.replace(t)
 
-    r = audit(_frame(1), y_true="y", y_pred="p", by="g",
-              extra_sections=[sizes, absent, with_ci])
+    def no_keys(ctx: Any) -> Section:  # a keyed table without its keys: shown row by row
+        return Section("plain", "Plain", "rows", ctx.tables["metrics"])
+
+    r = audit(
+        _frame(1), y_true="y", y_pred="p", by="g", extra_sections=[no_keys, sizes, absent, with_ci]
+    )
     assert r.section_names[-1] == "sizes" and "absent" not in r
     assert r.section("metrics").has_intervals
     assert r.notes == []  # intervals present: no "point estimates only" note
-    view = render.section_views(r.section("metrics"))[0][1]
-    assert re.search(r"\d\.\d{4} \[\d\.\d{4}, \d\.\d{4}\]", view.row(0)[1])
+    view = section_views(r.section("metrics"))[0]
+    assert re.search(r"\d\.\d{4} \[-?\d\.\d{4}, \d\.\d{4}\]", view.rows[0][1])
+    plain = section_views(r.section("plain"))[0]
+    assert plain.columns[0] == "g" and plain.height == r["metrics"].height
+    assert section_views(r.section("sizes"))[0].columns == ("group", "n")
     assert "[" in r.to_markdown()
 
 
@@ -275,9 +329,16 @@ def test_extra_sections_plug_in_and_may_replace() -> None:
 
 @pytest.mark.parametrize(
     "text",
-    ["__import__('os').system('true') < 1", "disparate_impact < 0.8 or 1", "disparate_impact",
-     "abs(disparate_impact) ci_excludes 0", "nope < 1", "disparate_impact < abc",
-     "disparate_impact <> 1", "lambda: 0 < 1"],
+    [
+        "__import__('os').system('true') < 1",
+        "disparate_impact < 0.8 or 1",
+        "disparate_impact",
+        "abs(disparate_impact) ci_excludes 0",
+        "nope < 1",
+        "disparate_impact < abc",
+        "disparate_impact <> 1",
+        "lambda: 0 < 1",
+    ],
 )
 def test_gate_parser_rejects(text: str) -> None:
     with pytest.raises(InvalidOptionError):
@@ -285,9 +346,13 @@ def test_gate_parser_rejects(text: str) -> None:
 
 
 def test_gates_semantics() -> None:
-    df = pl.DataFrame({"g": ["a"] * 4 + ["b"] * 4 + ["c"] * 4,
-                       "y": [1, 0, 1, 0] * 3,
-                       "p": [1, 1, 1, 0, 1, 0, 0, 0, 1, 1, 0, 0]})
+    df = pl.DataFrame(
+        {
+            "g": ["a"] * 4 + ["b"] * 4 + ["c"] * 4,
+            "y": [1, 0, 1, 0] * 3,
+            "p": [1, 1, 1, 0, 1, 0, 0, 0, 1, 1, 0, 0],
+        }
+    )
     # selection rates a 0.75, b 0.25, c 0.5; reference a
     r = audit(df, y_true="y", y_pred="p", by="g", reference="a")
     di, spd, sr, ratio, ok = r.check(
@@ -297,12 +362,12 @@ def test_gates_semantics() -> None:
         "selection_rate_ratio < 0.8",
         "disparate_impact > 1.0",
     )
-    assert di.failed and di.violations["group"].to_list() == ["b"]
+    assert di.failed and di.violations["g"].to_list() == ["b"]
     assert spd.failed and spd.violations["value"].to_list() == [0.5]
-    assert sr.failed and sr.violations["group"].to_list() == ["b"]
-    assert ratio.violations["group"].to_list() == ["b", "c"]
+    assert sr.failed and sr.violations["g"].to_list() == ["b"]
+    assert ratio.violations["g"].to_list() == ["b", "c"]
     assert not ok.failed and ok.n_checked == 2  # the reference group itself is not checked
-    assert di.message.startswith("FAIL disparate_impact < 0.5: g=b")
+    assert di.message.startswith('FAIL disparate_impact < 0.5: g="b"')
     with pytest.raises(InvalidOptionError, match="needs confidence intervals"):
         r.check("equal_opportunity_difference ci_excludes 0")
 
@@ -311,15 +376,15 @@ def test_gate_ci_excludes_with_intervals_and_undefined_counted() -> None:
     def with_ci(ctx: Any) -> Section:
         c = ctx.sections["criteria"]
         t = c.table.with_columns(ci_low=pl.col("value") - 0.05, ci_high=pl.col("value") + 0.05)
-        return Section(c.name, c.title, c.description, t)
+        return c.replace(t)
 
-    r = audit(_frame(2), y_true="y", y_pred="p", by="g", reference="a",
-              extra_sections=[with_ci])
+    r = audit(_frame(2), y_true="y", y_pred="p", by="g", reference="a", extra_sections=[with_ci])
     (res,) = r.check("equal_opportunity_difference ci_excludes 0")
-    eo = r["criteria"].filter(pl.col("criterion") == "equal_opportunity_difference",
-                              pl.col("group") != "a")
-    want = eo.filter((pl.col("ci_low") > 0) | (pl.col("ci_high") < 0))["group"].to_list()
-    assert res.violations["group"].to_list() == want
+    eo = r["criteria"].filter(
+        pl.col("metric") == "equal_opportunity_difference", pl.col("g") != "a"
+    )
+    want = eo.filter((pl.col("ci_low") > 0) | (pl.col("ci_high") < 0))["g"].to_list()
+    assert res.violations["g"].to_list() == want
     assert res.n_undefined == 1  # group c has no positives
 
 
@@ -330,15 +395,31 @@ def test_gate_ci_excludes_with_intervals_and_undefined_counted() -> None:
 
 def _check_schema(doc: dict[str, Any]) -> None:
     assert set(doc) == {"schema_version", "generated_by", "inputs", "notes", "sections"}
-    assert doc["schema_version"] == "1"
+    assert doc["schema_version"] == "2"
     assert doc["generated_by"].startswith("polars_fairmetrics ")
-    for key in ("y_true", "y_pred", "y_score", "threshold", "by", "intersectional", "weight",
-                "reference", "pos_label", "neg_label", "metrics", "criteria", "source",
-                "n_rows", "n_counted", "n_null"):
+    for key in (
+        "score_bounds",
+        "y_true",
+        "y_pred",
+        "y_score",
+        "threshold",
+        "by",
+        "intersectional",
+        "weight",
+        "reference",
+        "pos_label",
+        "neg_label",
+        "metrics",
+        "criteria",
+        "source",
+        "n_rows",
+        "n_counted",
+        "n_null",
+    ):
         assert key in doc["inputs"], key
     assert isinstance(doc["notes"], list)
     for name, s in doc["sections"].items():
-        assert set(s) >= {"title", "description", "notes", "columns", "rows"}, name
+        assert set(s) >= {"title", "description", "notes", "keys", "columns", "rows"}, name
         names = [c["name"] for c in s["columns"]]
         assert all(set(c) == {"name", "dtype"} for c in s["columns"])
         assert all(list(row) == names for row in s["rows"]), name
@@ -346,8 +427,7 @@ def _check_schema(doc: dict[str, Any]) -> None:
 
 def test_json_schema_and_round_trip(tmp_path: Path) -> None:
     df = _frame(8, weighted=True)
-    r = audit(df, y_true="y", y_pred="p", by=["g", "s"], weight="w",
-              reference={"g": "a", "s": "F"})
+    r = audit(df, y_true="y", y_pred="p", by=["g", "s"], weight="w", reference={"g": "a", "s": "F"})
     text = r.to_json(tmp_path / "r.json")
     doc = json.loads((tmp_path / "r.json").read_text())
     assert doc == json.loads(text) == r.to_dict()
@@ -360,8 +440,7 @@ def test_json_schema_and_round_trip(tmp_path: Path) -> None:
     # numbers equal the library's own results
     crit = pfm.fairness_criteria(df, y_true="y", y_pred="p", by="g", weight="w", reference="a")
     back = pl.DataFrame(doc["sections"]["criteria"]["rows"]).filter(pl.col("attribute") == "g")
-    assert_frame_equal(back.select("group", "criterion", "value").rename({"group": "g"}),
-                       crit.select("g", "criterion", "value"), check_row_order=False)
+    assert_frame_equal(back.select("g", "metric", "value"), crit.select("g", "metric", "value"))
 
 
 def test_parquet_round_trip(tmp_path: Path) -> None:
@@ -369,16 +448,18 @@ def test_parquet_round_trip(tmp_path: Path) -> None:
     r = audit(df, y_true="y", y_pred="p", by="g", reference="rest")
     written = r.write_parquet(tmp_path / "out")
     assert {p.name for p in written} == {f"{n}.parquet" for n in r.section_names} | {
-        "manifest.json"}
+        "manifest.json"
+    }
     manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
-    assert manifest["schema_version"] == "1"
+    assert manifest["schema_version"] == "2"
     for name in r.section_names:
         assert manifest["sections"][name]["file"] == f"{name}.parquet"
         assert_frame_equal(pl.read_parquet(tmp_path / "out" / f"{name}.parquet"), r[name])
-    direct = pfm.disparities(df, y_true="y", y_pred="p", by="g", reference="rest",
-                             metrics=list(r.inputs["metrics"]))
+    direct = pfm.disparities(
+        df, y_true="y", y_pred="p", by="g", reference="rest", metrics=list(r.inputs["metrics"])
+    )
     back = pl.read_parquet(tmp_path / "out" / "disparities.parquet")
-    both = back.join(direct, left_on=["group", "metric"], right_on=["g", "metric"])
+    both = back.join(direct, on=["g", "metric"])
     assert both.height == direct.height
     assert (both["difference"] - both["difference_right"]).abs().max() == 0  # type: ignore[operator]
 
@@ -387,8 +468,13 @@ EVIL = "<script>alert(1)</script>"
 
 
 def _evil_report() -> Report:
-    df = pl.DataFrame({"g": [EVIL, EVIL, "$x^2$ & <b>", "$x^2$ & <b>", "ok", "ok"],
-                       "y": [1, 0, 1, 0, 1, 0], "p": [1, 0, 1, 1, 0, 0]})
+    df = pl.DataFrame(
+        {
+            "g": [EVIL, EVIL, "$x^2$ & <b>", "$x^2$ & <b>", "ok", "ok"],
+            "y": [1, 0, 1, 0, 1, 0],
+            "p": [1, 0, 1, 1, 0, 0],
+        }
+    )
     return audit(df, y_true="y", y_pred="p", by="g", reference="ok", source='"><img src=x>')
 
 
@@ -404,11 +490,15 @@ class _Refs(HTMLParser):
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         self.tags.append(tag)
         if tag in ("script", "link", "iframe", "object", "embed", "img", "base") or (
-                tag == "meta" and any(k == "http-equiv" for k, _ in attrs)):
+            tag == "meta" and any(k == "http-equiv" for k, _ in attrs)
+        ):
             self.bad.append(f"<{tag}>")
         for key, value in attrs:
-            if key in ("src", "href", "xlink:href", "srcset", "action", "data") and value and \
-                    not (value.startswith("#") or value.startswith("data:")):
+            if (
+                key in ("src", "href", "xlink:href", "srcset", "action", "data")
+                and value
+                and not (value.startswith("#") or value.startswith("data:"))
+            ):
                 self.bad.append(f"{tag} {key}={value}")
             if key.startswith("on"):
                 self.bad.append(f"{tag} {key}")
@@ -457,7 +547,7 @@ def test_html_without_matplotlib_says_so(monkeypatch: pytest.MonkeyPatch) -> Non
     monkeypatch.setattr(plot, "available", lambda: False)
     page = _evil_report().to_html()
     assert "<svg" not in page
-    assert render.MISSING_PLOT_NOTE in page.replace("&#x27;", "'")
+    assert MISSING_PLOT_NOTE in page.replace("&#x27;", "'")
     no_plots = _evil_report().to_html(plots=False)
     assert "<svg" not in no_plots and "Plots were not requested" in no_plots
 
@@ -481,7 +571,7 @@ def test_report_access() -> None:
     with pytest.raises(KeyError, match="no section 'curves'"):
         r.section("curves")
     assert repr(r).startswith("Report(sections=")
-    assert set(DEFAULT_AUDIT_CRITERIA) == set(r["criteria"]["criterion"].unique().to_list())
+    assert set(DEFAULT_AUDIT_CRITERIA) == set(r["criteria"]["metric"].unique().to_list())
 
 
 def test_errors_are_fairmetrics_errors() -> None:
@@ -489,48 +579,88 @@ def test_errors_are_fairmetrics_errors() -> None:
         audit(_frame(0), y_true="y", y_pred="p", by="g", reference="zz")
 
 
-def test_by_columns_named_group_or_attribute() -> None:
-    df = _frame(10).rename({"g": "group", "s": "attribute"})
-    r = audit(df.lazy(), y_true="y", y_pred="p", by=["group", "attribute"],
-              reference={"group": "a", "attribute": "M"})
-    assert r["groups"]["attribute"].unique(maintain_order=True).to_list() == ["group",
-                                                                             "attribute"]
-    plain = audit(_frame(10), y_true="y", y_pred="p", by=["g", "s"],
-                  reference={"g": "a", "s": "M"})
-    renamed = {"group": "g", "attribute": "s"}
-    assert_frame_equal(
-        r["criteria"].with_columns(pl.col("attribute").replace(renamed)),
-        plain["criteria"], check_row_order=False)
+def test_by_columns_named_group_or_like_a_result_column() -> None:
+    df = _frame(10).rename({"g": "group", "s": "sex"})
+    r = audit(
+        df.lazy(), y_true="y", y_pred="p", by=["group", "sex"], reference={"group": "a", "sex": "M"}
+    )
+    plain = audit(_frame(10), y_true="y", y_pred="p", by=["g", "s"], reference={"g": "a", "s": "M"})
+    renamed = (
+        r["criteria"]
+        .rename({"group": "g", "sex": "s"})
+        .with_columns(
+            pl.col("attribute").replace({"group": "g", "sex": "s"}),
+            pl.col("reference").str.replace("group=", "g=").str.replace("sex=", "s="),
+        )
+    )
+    assert_frame_equal(renamed, plain["criteria"])
+    for name in ("attribute", "metric", "value", "share", "reason"):
+        with pytest.raises(InvalidOptionError, match=f"group column '{name}' collides"):
+            audit(_frame(10).rename({"g": name}), y_true="y", y_pred="p", by=name)
 
 
 def test_plot_building_blocks_for_later_sections() -> None:
-    curve = pl.DataFrame({"group": ["a", "a", "a", EVIL, EVIL, EVIL],
-                          "false_positive_rate": [0.0, 0.5, 1.0] * 2,
-                          "true_positive_rate": [0.0, 0.7, 1.0, 0.0, 0.4, 1.0]})
-    svg = plot.curve_svg(curve, x="false_positive_rate", y="true_positive_rate",
-                         title="ROC by g", diagonal=True)
+    curve = pl.DataFrame(
+        {
+            "group": ["a", "a", "a", EVIL, EVIL, EVIL],
+            "false_positive_rate": [0.0, 0.5, 1.0] * 2,
+            "true_positive_rate": [0.0, 0.7, 1.0, 0.0, 0.4, 1.0],
+        }
+    )
+    svg = plot.curve_svg(
+        curve,
+        x="false_positive_rate",
+        y="true_positive_rate",
+        title="ROC by g",
+        group="group",
+        diagonal=True,
+    )
     assert svg.startswith("<svg") and EVIL not in svg and _external_refs(svg) == []
-    raw = pl.DataFrame({"group": ["a"] * 5 + ["b"] * 5,
-                        "label_stability": [0.1, 0.5, 0.9, 1.0, 1.0] * 2})
-    assert plot.histogram_svg(raw, value="label_stability", title="t", group="group",
-                              bins=5).startswith("<svg")
-    binned = pl.DataFrame({"group": ["a", "a", "b", "b"], "left": [0.0, 0.5] * 2,
-                           "right": [0.5, 1.0] * 2, "count": [3, 7, 5, 5]})
-    assert plot.binned_histogram_svg(binned, left="left", right="right", count="count",
-                                     title="t", xlabel="label stability",
-                                     group="group").startswith("<svg")
+    raw = pl.DataFrame(
+        {"group": ["a"] * 5 + ["b"] * 5, "label_stability": [0.1, 0.5, 0.9, 1.0, 1.0] * 2}
+    )
+    assert plot.histogram_svg(
+        raw, value="label_stability", title="t", group="group", bins=5
+    ).startswith("<svg")
+    binned = pl.DataFrame(
+        {
+            "group": ["a", "a", "b", "b"],
+            "left": [0.0, 0.5] * 2,
+            "right": [0.5, 1.0] * 2,
+            "count": [3, 7, 5, 5],
+        }
+    )
+    assert plot.binned_histogram_svg(
+        binned,
+        left="left",
+        right="right",
+        count="count",
+        title="t",
+        xlabel="label stability",
+        group="group",
+    ).startswith("<svg")
 
 
 def test_sections_follow_the_attribute_order_and_typed_references() -> None:
-    df = pl.DataFrame({"k": [1, 1, 2, 2, None], "b": [True, False, True, False, True],
-                       "y": [1, 0, 1, 0, 1], "p": [1, 1, 0, 0, 1]})
+    df = pl.DataFrame(
+        {
+            "k": [1, 1, 2, 2, None],
+            "b": [True, False, True, False, True],
+            "y": [1, 0, 1, 0, 1],
+            "p": [1, 1, 0, 0, 1],
+        }
+    )
     r = audit(df, y_true="y", y_pred="p", by=["k", "b"], reference={"k": 2, "b": True})
-    assert r.inputs["reference"] == {"k": "2", "b": "true"}
+    assert r.inputs["reference"] == {"k": 2, "b": True}
     for name in ("groups", "metrics", "disparities", "criteria", "between_groups"):
         assert r[name]["attribute"].unique(maintain_order=True).to_list() == ["k", "b"], name
-    di = r["criteria"].filter(pl.col("criterion") == "disparate_impact")
-    assert di["group"].to_list() == ["1", "2", None, "false", "true"]
+    di = r["criteria"].filter(pl.col("metric") == "disparate_impact")
+    assert di.schema["k"] == pl.Int64 and di.schema["b"] == pl.Boolean  # typed keys
+    assert di["k"].to_list() == [1, 2, None, None, None]
+    assert di["b"].to_list() == [None, None, None, False, True]
     assert di["value"].to_list()[:2] == [None, None]  # the reference k = 2 selects nobody
+    with pytest.raises(pfm.ReferenceGroupError, match=r'reference group k="2" not found'):
+        audit(df, y_true="y", y_pred="p", by=["k", "b"], reference={"k": "2", "b": True})
 
 
 def test_audit_scans_the_input_once(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
@@ -546,8 +676,9 @@ def test_audit_scans_the_input_once(monkeypatch: pytest.MonkeyPatch, tmp_path: P
         return original(self, *args, **kwargs)
 
     monkeypatch.setattr(pl.LazyFrame, "collect", counting)
-    audit(pl.scan_parquet(path), y_true="y", y_pred="p", by=["g", "s"], weight="w",
-          reference="rest")
+    audit(
+        pl.scan_parquet(path), y_true="y", y_pred="p", by=["g", "s"], weight="w", reference="rest"
+    )
     assert scans == [1]  # one collect reading the file, with one scan in its plan
 
 
@@ -556,65 +687,69 @@ def test_audit_scans_the_input_once(monkeypatch: pytest.MonkeyPatch, tmp_path: P
 # ---------------------------------------------------------------------------------------------
 
 
-def _intervals_of(r: Report, attr: str) -> pl.DataFrame:
-    """The report's intervals of one attribute, in bootstrap_metrics' long format."""
-    keep = pl.col("attribute") == attr
-    parts = [r["metrics"].filter(keep).select(pl.lit("value").alias("statistic"), "group",
-                                              "metric", "ci_low", "ci_high")]
-    d = r["disparities"].filter(keep)
-    for s in ("difference", "ratio"):
-        parts.append(d.select(pl.lit(s).alias("statistic"), "group", "metric",
-                              pl.col(f"{s}_ci_low").alias("ci_low"),
-                              pl.col(f"{s}_ci_high").alias("ci_high")))
-    parts.append(r["criteria"].filter(keep).select(
-        pl.lit("criterion").alias("statistic"), "group", pl.col("criterion").alias("metric"),
-        "ci_low", "ci_high"))
-    b = r["between_groups"].filter(keep)
-    for s in ("difference", "ratio"):
-        parts.append(b.select(pl.lit(f"between_groups_{s}").alias("statistic"),
-                              pl.lit(None, dtype=pl.String).alias("group"), "metric",
-                              pl.col(f"{s}_ci_low").alias("ci_low"),
-                              pl.col(f"{s}_ci_high").alias("ci_high")))
-    return pl.concat(parts, how="vertical")
-
-
-@pytest.mark.parametrize(("method", "reference"),
-                         [("percentile", "a"), ("basic", "rest"), ("bca", "overall")])
-def test_audit_intervals_equal_bootstrap_metrics(method: str, reference: str) -> None:
+@pytest.mark.parametrize(
+    ("method", "reference"), [("percentile", "a"), ("basic", "rest"), ("bca", "overall")]
+)
+def test_audit_intervals_equal_the_bootstrap_modules(method: str, reference: str) -> None:
     df = _frame(21, n=300)
-    # an integer attribute whose text order differs from its value order ("10" < "2"), with a
-    # null group: the cells are drawn in the value order, as bootstrap_metrics draws them
+    # an integer attribute with a null group: typed keys all the way
     k = pl.Series("k", np.random.default_rng(1).choice([1, 2, 10, -1], size=df.height))
     df = df.with_columns(k.replace(-1, None))
     metrics = ["selection_rate", "true_positive_rate", "false_positive_rate", "accuracy"]
     crit = ["equal_opportunity_difference", "equalized_odds_difference", "disparate_impact"]
     ref: Any = {"g": "a", "s": "F", "k": 2} if reference == "a" else reference
-    r = audit(df.lazy(), y_true="y", y_pred="p", by=["g", "s", "k"], reference=ref,
-              metrics=metrics, criteria=crit, intervals=150, ci_level=0.9,
-              ci_method=method,  # type: ignore[arg-type]
-              seed=5)
+    r = audit(
+        df.lazy(),
+        y_true="y",
+        y_pred="p",
+        by=["g", "s", "k"],
+        reference=ref,
+        metrics=metrics,
+        criteria=crit,
+        intervals=150,
+        ci_level=0.9,
+        ci_method=method,  # type: ignore[arg-type]
+        seed=5,
+    )
     assert r.inputs["intervals"] == 150 and r.inputs["ci_method"] == method
+    assert r.inputs["seed"] == 5
     assert r.notes == []  # no "point estimates only" note
-    for attr in ("g", "s", "k"):
-        attr_ref = ref[attr] if isinstance(ref, dict) else ref
-        own = pfm.bootstrap_metrics(df, y_true="y", y_pred="p", by=attr, metrics=metrics,
-                                    reference=attr_ref, n_resamples=150, seed=5,
-                                    method=method,  # type: ignore[arg-type]
-                                    confidence=0.9, criteria=crit)
-        own = own.select("statistic", pl.col(attr).cast(pl.String).alias("group"), "metric",
-                         pl.col("ci_low").alias("own_low"), pl.col("ci_high").alias("own_high"))
-        # (the report's disparities also hold the criteria's base metrics, e.g. FNR)
-        mine = _intervals_of(r, attr).filter(pl.col("metric").is_in([*metrics, *crit]))
-        joined = mine.join(own, on=["statistic", "group", "metric"], how="inner",
-                           nulls_equal=True)
-        # every statistic of the report has its counterpart in the bootstrap module's result
-        assert joined.height == mine.height > 0
-        for lo, hi, olo, ohi in joined.select("ci_low", "ci_high", "own_low",
-                                              "own_high").iter_rows():
-            assert (lo is None) == (olo is None) and (hi is None) == (ohi is None)
-            if lo is not None:
-                assert lo == pytest.approx(olo, rel=1e-9, abs=1e-12)
-                assert hi == pytest.approx(ohi, rel=1e-9, abs=1e-12)
+    kw: dict[str, Any] = {
+        "y_true": "y",
+        "y_pred": "p",
+        "by": ["g", "s", "k"],
+        "separately": True,
+        "reference": ref,
+        "metrics": metrics,
+        "criteria": crit,
+        "n_resamples": 150,
+        "seed": 5,
+        "method": method,
+        "level": 0.9,
+    }
+    cols = ["metric", "ci_low", "ci_high", "ci_method", "n_defined", "ci_note"]
+    for name, what in (("metrics", "metrics"), ("criteria", "criteria")):
+        own = pfm.bootstrap_metrics(df, what=what, **kw)
+        assert_frame_equal(
+            r[name].select("attribute", "g", "s", "k", *cols),
+            own.select("attribute", "g", "s", "k", *cols),
+            check_row_order=False,
+        )
+    own = pfm.bootstrap_metrics(df, what="disparities", **kw)
+    mine = r["disparities"].filter(pl.col("metric").is_in(metrics))
+    dcols = [*cols, "difference_ci_low", "difference_ci_high", "ratio_ci_low", "ratio_ci_high"]
+    assert_frame_equal(
+        mine.select("attribute", "g", "s", "k", *dcols),
+        own.select("attribute", "g", "s", "k", *dcols),
+        check_row_order=False,
+    )
+    own = pfm.bootstrap_metrics(df, what="between_groups", **kw)
+    bcols = ["difference_ci_low", "difference_ci_high", "ratio_ci_low", "ratio_ci_high"]
+    assert_frame_equal(
+        r["between_groups"].select("attribute", "metric", *bcols, "ci_method"),
+        own.select("attribute", "metric", *bcols, "ci_method"),
+        check_row_order=False,
+    )
 
 
 def test_ci_excludes_gate_on_constructed_data() -> None:
@@ -630,10 +765,13 @@ def test_ci_excludes_gate_on_constructed_data() -> None:
     gate = "equal_opportunity_difference ci_excludes 0"
     r = audit(unfair, y_true="y", y_pred="p", by="g", reference="a", intervals=200, seed=1)
     (res,) = r.check(gate)
-    assert res.failed and res.violations["group"].to_list() == ["b"]
+    assert res.failed and res.violations["g"].to_list() == ["b"]
     r = audit(fair, y_true="y", y_pred="p", by="g", reference="a", intervals=200, seed=1)
     (res,) = r.check(gate)
-    assert not res.failed and res.n_checked == 1
+    # every resample gives a difference of 0: no interval can be trusted (ci_note), so the
+    # gate does not fail and counts the value as not checked
+    assert not res.failed and res.n_checked == 0 and res.n_undefined == 1
+    assert "undefined not checked" in res.message
     # without intervals the gate is refused, naming the missing capability
     with pytest.raises(InvalidOptionError, match="confidence intervals"):
         audit(fair, y_true="y", y_pred="p", by="g", reference="a").check(gate)
@@ -641,12 +779,20 @@ def test_ci_excludes_gate_on_constructed_data() -> None:
 
 def test_interval_option_errors() -> None:
     df = _frame(0)
-    for kwargs, message in [({"intervals": 0}, "positive"), ({"intervals": 10, "ci_level": 1.0},
-                            "ci_level"), ({"intervals": 10, "ci_method": "normal"}, "ci_method"),
-                            ({"intervals": 10, "weight": "w"}, "weighted")]:
+    for kwargs, message in [
+        ({"intervals": 0}, "positive"),
+        ({"intervals": 10, "ci_level": 1.0}, "ci_level"),
+        ({"intervals": 10, "ci_method": "normal"}, "ci_method"),
+        ({"intervals": True}, "positive"),
+    ]:
         with pytest.raises(InvalidOptionError, match=message):
-            audit(_frame(0, weighted=True) if "weight" in kwargs else df, y_true="y",
-                  y_pred="p", by="g", **kwargs)
+            audit(
+                _frame(0, weighted=True) if "weight" in kwargs else df,
+                y_true="y",
+                y_pred="p",
+                by="g",
+                **kwargs,
+            )
 
 
 def test_intervals_round_trip_json_and_parquet(tmp_path: Path) -> None:
@@ -657,8 +803,7 @@ def test_intervals_round_trip_json_and_parquet(tmp_path: Path) -> None:
     assert doc["inputs"]["seed"] == 2 and doc["inputs"]["ci_level"] == 0.95
     for name in r.section_names:
         s = doc["sections"][name]
-        assert_frame_equal(pl.DataFrame(s["rows"], schema=r[name].schema, orient="row"),
-                           r[name])
+        assert_frame_equal(pl.DataFrame(s["rows"], schema=r[name].schema, orient="row"), r[name])
     r.write_parquet(tmp_path / "out")
     for name in r.section_names:
         assert_frame_equal(pl.read_parquet(tmp_path / "out" / f"{name}.parquet"), r[name])
@@ -672,9 +817,9 @@ def _ensemble_frame(seed: int, n: int = 300, m: int = 5) -> pl.DataFrame:
     base = rng.uniform(size=n)
     cols = {f"p{j}": np.clip(base + rng.normal(0, 0.15, size=n), 0, 1) for j in range(m)}
     y = (rng.uniform(size=n) < base).astype(np.int64)
-    return pl.DataFrame({"g": rng.choice(["a", "b"], size=n), "s": rng.choice(["F", "M"], size=n),
-                         "y": y, **cols}).with_columns(
-        p=(pl.mean_horizontal([f"p{j}" for j in range(m)]) >= 0.5).cast(pl.Int64))
+    return pl.DataFrame(
+        {"g": rng.choice(["a", "b"], size=n), "s": rng.choice(["F", "M"], size=n), "y": y, **cols}
+    ).with_columns(p=(pl.mean_horizontal([f"p{j}" for j in range(m)]) >= 0.5).cast(pl.Int64))
 
 
 def test_stability_sections_match_ensemble_module_and_numpy() -> None:
@@ -686,7 +831,7 @@ def test_stability_sections_match_ensemble_module_and_numpy() -> None:
     st = r["stability"]
     own = pfm.ensemble_group_metrics(df, models=models, by="g", confusion_metrics=[])
     for row in own.iter_rows(named=True):
-        mine = st.filter(attribute="g", group=row["g"], metric=row["metric"])
+        mine = st.filter(attribute="g", g=row["g"], metric=row["metric"])
         if mine.height:
             assert mine["value"].item() == pytest.approx(row["value"])
     # NumPy oracle of label stability and its histogram
@@ -695,9 +840,9 @@ def test_stability_sections_match_ensemble_module_and_numpy() -> None:
     stab = np.abs(2 * k - 5) / 5
     grp = df["s"].to_numpy()
     for s in ("F", "M"):
-        got = st.filter(attribute="s", group=s, metric="label_stability")["value"].item()
+        got = st.filter(attribute="s", s=s, metric="label_stability")["value"].item()
         assert got == pytest.approx(stab[grp == s].mean())
-        hist = r["stability_distribution"].filter(attribute="s", group=s).sort("bin_left")
+        hist = r["stability_distribution"].filter(attribute="s", s=s).sort("bin_left")
         expected = np.bincount(np.minimum((stab[grp == s] * 10).astype(int), 9), minlength=10)
         assert hist["count"].to_list() == expected.tolist()
         assert hist["share"].sum() == pytest.approx(1.0)
@@ -735,49 +880,79 @@ def test_curve_sections_match_curves_module_and_sklearn(weighted: bool) -> None:
 
     df = _scored(3, weighted=weighted)
     w = "w" if weighted else None
-    r = audit(df.lazy(), y_true="y", y_score="score", threshold=0.5, by=["g", "s"], weight=w,
-              curve_bins=16)
+    r = audit(
+        df.lazy(),
+        y_true="y",
+        y_score="score",
+        threshold=0.5,
+        by=["g", "s"],
+        weight=w,
+        curve_bins=16,
+    )
     assert r.section_names[-2:] == ["curve_summaries", "curves"]
     assert r.inputs["curve_bins"] == 16
     summ = r["curve_summaries"]
     for attr in ("g", "s"):
-        lib = pfm.curve_summaries(df, y_true="y", y_score="score", by=attr, weight=w,
-                                  mode="grid", bins=16)
-        got = summ.filter(pl.col("attribute") == attr).drop("attribute")
-        assert_frame_equal(got, lib.rename({attr: "group"}), check_exact=not weighted)
-        for row in got.iter_rows(named=True):
-            part = df.filter(pl.col(attr) == row["group"])
+        lib = _long_summaries(
+            pfm.curve_summaries(
+                df, y_true="y", y_score="score", by=attr, weight=w, mode="grid", bins=16
+            ),
+            attr,
+        )
+        got = summ.filter(pl.col("attribute") == attr).select(attr, "metric", "value")
+        assert_frame_equal(got, lib, check_exact=not weighted)
+        for row in got.pivot("metric", index=attr, values="value").iter_rows(named=True):
+            part = df.filter(pl.col(attr) == row[attr])
             y, sc = part["y"].to_numpy(), part["score"].to_numpy()
             sw = part["w"].to_numpy() if weighted else None
             if len(set(y)) < 2:
                 assert row["roc_auc"] is None and (y.any() or row["average_precision"] is None)
                 continue
-            assert math.isclose(row["roc_auc"], roc_auc_score(y, sc, sample_weight=sw),
-                                rel_tol=1e-9)
-            assert math.isclose(row["average_precision"],
-                                average_precision_score(y, sc, sample_weight=sw), rel_tol=1e-9)
-        roc = pfm.roc_curve(df, y_true="y", y_score="score", by=attr, weight=w, mode="grid",
-                            bins=16)
+            assert math.isclose(
+                row["roc_auc"], roc_auc_score(y, sc, sample_weight=sw), rel_tol=1e-9
+            )
+            assert math.isclose(
+                row["average_precision"],
+                average_precision_score(y, sc, sample_weight=sw),
+                rel_tol=1e-9,
+            )
+        roc = pfm.roc_curve(
+            df, y_true="y", y_score="score", by=attr, weight=w, mode="grid", bins=16
+        )
         pts = r["curves"].filter(pl.col("attribute") == attr)
-        assert_frame_equal(pts.select("group", "threshold", "fpr", "tpr"),
-                           roc.rename({attr: "group"}), check_exact=not weighted)
-        pr = pfm.pr_curve(df, y_true="y", y_score="score", by=attr, weight=w, mode="grid",
-                          bins=16)
-        assert_frame_equal(pts.select("group", "threshold", "precision", "recall"),
-                           pr.rename({attr: "group"}), check_exact=not weighted)
+        assert_frame_equal(
+            pts.select(attr, "threshold", "fpr", "tpr"), roc, check_exact=not weighted
+        )
+        pr = pfm.pr_curve(df, y_true="y", y_score="score", by=attr, weight=w, mode="grid", bins=16)
+        assert_frame_equal(
+            pts.select(attr, "threshold", "precision", "recall"), pr, check_exact=not weighted
+        )
+
+
+def _long_summaries(table: pl.DataFrame, *keys: str) -> pl.DataFrame:
+    """The curves module's summaries as (keys, metric, value), whichever layout it returns."""
+    if "metric" not in table.columns:
+        names = [c for c in ("roc_auc", "average_precision", "aupr") if c in table.columns]
+        table = table.unpivot(on=names, index=list(keys), variable_name="metric")
+        table = table.with_columns(pl.col("metric").cast(pl.String))
+    order = {"roc_auc": 0, "average_precision": 1, "aupr": 2}
+    return table.select(*keys, "metric", "value").sort(
+        *keys, pl.col("metric").replace_strict(order), nulls_last=True
+    )
 
 
 def test_curves_default_off_without_scores_and_options() -> None:
     df = _scored(4, n=200)
-    r = audit(df.with_columns(p=(pl.col("score") >= 0.5).cast(pl.Int64)), y_true="y",
-              y_pred="p", by="g")
+    r = audit(
+        df.with_columns(p=(pl.col("score") >= 0.5).cast(pl.Int64)), y_true="y", y_pred="p", by="g"
+    )
     assert "curves" not in r and "curve_summaries" not in r and "curve_bins" not in r.inputs
     r = audit(df, y_true="y", y_score="score", threshold=0.5, by="g", curves=False)
     assert "curves" not in r and "curve_summaries" not in r
     r = audit(df, y_true="y", y_score="score", threshold=0.5, by="g")
     assert r.inputs["curve_bins"] == 100
     # 101 grid thresholds + the +inf start, per group
-    assert r["curves"].group_by("group").len()["len"].to_list() == [102] * 3
+    assert r["curves"].group_by("g").len()["len"].to_list() == [102] * 3
     with pytest.raises(InvalidOptionError, match="y_score"):
         audit(df, y_true="y", y_pred="y", by="g", curves=True)
     with pytest.raises(InvalidOptionError, match="curve_bins"):
@@ -788,13 +963,19 @@ def test_curves_default_off_without_scores_and_options() -> None:
 
 def test_curves_intersectional_and_one_extra_scan() -> None:
     df = _scored(5, n=300)
-    r = audit(df, y_true="y", y_score="score", threshold=0.5, by=["g", "s"],
-              intersectional=True, curve_bins=8)
-    lib = pfm.curve_summaries(df.with_columns(pl.concat_str("g", "s", separator=" & ")
-                                              .alias("group")),
-                              y_true="y", y_score="score", by="group", mode="grid", bins=8)
-    assert_frame_equal(r["curve_summaries"].drop("attribute"), lib)
-    assert set(r["curve_summaries"]["attribute"]) == {"g & s"}
+    r = audit(
+        df,
+        y_true="y",
+        y_score="score",
+        threshold=0.5,
+        by=["g", "s"],
+        intersectional=True,
+        curve_bins=8,
+    )
+    lib = pfm.curve_summaries(df, y_true="y", y_score="score", by=["g", "s"], mode="grid", bins=8)
+    got = r["curve_summaries"]
+    assert "attribute" not in got.columns
+    assert_frame_equal(got.select("g", "s", "metric", "value"), _long_summaries(lib, "g", "s"))
 
 
 @pytest.mark.parametrize("weighted", [False, True])
@@ -804,35 +985,57 @@ def test_deployment_section_matches_module_and_oracle(weighted: bool) -> None:
     r = audit(df, y_true="y", y_pred="p", by=["g", "s"], weight=w, deploy_positive_rate=0.02)
     assert r.section_names[-1] == "deployment" and r.inputs["deploy_positive_rate"] == 0.02
     dep = r["deployment"]
-    assert set(dep["metric"]) == {"positive_predictive_value", "negative_predictive_value",
-                                  "f1_score", "accuracy"}
+    assert set(dep["metric"]) == {
+        "positive_predictive_value",
+        "negative_predictive_value",
+        "f1_score",
+        "accuracy",
+    }
     assert "class-conditional" in " ".join(r.section("deployment").notes)
     for attr in ("g", "s"):
         counts = pfm.confusion_counts(df, y_true="y", y_pred="p", by=attr, weight=w)
-        lib = pfm.deployment_metrics(counts, deploy_positive_rate=0.02, by=attr,
-                                     metrics=["positive_predictive_value",
-                                              "negative_predictive_value", "f1_score",
-                                              "accuracy"])
-        got = dep.filter(pl.col("attribute") == attr).drop("attribute")
-        assert_frame_equal(got.select(lib.rename({attr: "group"}).columns),
-                           lib.rename({attr: "group"}), check_exact=not weighted)
+        lib = pfm.deployment_metrics(
+            counts,
+            deploy_positive_rate=0.02,
+            by=attr,
+            metrics=[
+                "positive_predictive_value",
+                "negative_predictive_value",
+                "f1_score",
+                "accuracy",
+            ],
+        )
+        got = dep.filter(pl.col("attribute") == attr)
+        assert_frame_equal(
+            got.select(lib.columns), lib, check_exact=not weighted, check_row_order=False
+        )
+        assert got["n_null"].to_list() == [0] * got.height
         # brute-force oracle: one factor k from the overall test ratio
         oc = _oracle_counts(df, attr, w)
         pos = sum(c["tp"] + c["fn"] for c in oc.values())
         neg = sum(c["fp"] + c["tn"] for c in oc.values())
         k = (0.98 / 0.02) / (neg / pos)
         for row in got.iter_rows(named=True):
-            c = oc[row["group"]]
+            c = oc[row[attr]]
             tp, fp, tn, fn = c["tp"], c["fp"] * k, c["tn"] * k, c["fn"]
-            want = {"positive_predictive_value": _div(tp, tp + fp),
-                    "negative_predictive_value": _div(tn, tn + fn),
-                    "f1_score": _div(2 * tp, 2 * tp + fp + fn),
-                    "accuracy": _div(tp + tn, tp + fp + tn + fn)}[row["metric"]]
+            want = {
+                "positive_predictive_value": _div(tp, tp + fp),
+                "negative_predictive_value": _div(tn, tn + fn),
+                "f1_score": _div(2 * tp, 2 * tp + fp + fn),
+                "accuracy": _div(tp + tn, tp + fp + tn + fn),
+            }[row["metric"]]
             assert (row["value"] is None and want is None) or math.isclose(
-                row["value"], cast_float(want), rel_tol=1e-9), row
-            assert _close(row["test_value"],
-                          _oracle_metric(row["metric"], c) if row["metric"] != "f1_score"
-                          else _div(2 * c["tp"], 2 * c["tp"] + c["fp"] + c["fn"])) or weighted
+                row["value"], cast_float(want), rel_tol=1e-9
+            ), row
+            assert (
+                _close(
+                    row["test_value"],
+                    _oracle_metric(row["metric"], c)
+                    if row["metric"] != "f1_score"
+                    else _div(2 * c["tp"], 2 * c["tp"] + c["fp"] + c["fn"]),
+                )
+                or weighted
+            )
 
 
 def cast_float(v: float | None) -> float:
@@ -842,8 +1045,15 @@ def cast_float(v: float | None) -> float:
 
 def test_curves_and_deployment_render_json_html(tmp_path: Path) -> None:
     df = _scored(6, n=300)
-    r = audit(df, y_true="y", y_score="score", threshold=0.5, by=["g", "s"], curve_bins=10,
-              deploy_positive_rate=0.1)
+    r = audit(
+        df,
+        y_true="y",
+        y_score="score",
+        threshold=0.5,
+        by=["g", "s"],
+        curve_bins=10,
+        deploy_positive_rate=0.1,
+    )
     doc = json.loads(r.to_json())
     _check_schema(doc)
     for name in ("curve_summaries", "curves", "deployment"):
@@ -869,9 +1079,195 @@ def test_curves_and_deployment_render_json_html(tmp_path: Path) -> None:
 
 def test_curve_and_deployment_sections_streaming_engine() -> None:
     df = _scored(7, n=300)
-    kw: dict[str, Any] = {"y_true": "y", "y_score": "score", "threshold": 0.5, "by": ["g", "s"],
-                          "curve_bins": 12, "deploy_positive_rate": 0.3}
+    kw: dict[str, Any] = {
+        "y_true": "y",
+        "y_score": "score",
+        "threshold": 0.5,
+        "by": ["g", "s"],
+        "curve_bins": 12,
+        "deploy_positive_rate": 0.3,
+    }
     a = audit(df.lazy(), **kw)
     b = audit(df.lazy(), engine="streaming", **kw)
     for name in ("curve_summaries", "curves", "deployment"):
         assert_frame_equal(a[name], b[name])
+
+
+def test_options_object_and_keywords_give_the_same_report() -> None:
+    import dataclasses
+
+    df = _frame(23, weighted=True)
+    opts = AuditOptions(y_true="y", y_pred="p", by=["g", "s"], weight="w", reference="rest")
+    a = audit(df, opts)
+    b = audit(df, y_true="y", y_pred="p", by=["g", "s"], weight="w", reference="rest")
+    assert a.section_names == b.section_names and a.inputs == b.inputs
+    for name in a.section_names:
+        assert_frame_equal(a[name], b[name])
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        opts.weight = None  # type: ignore[misc]
+    with pytest.raises(InvalidOptionError, match="not both"):
+        audit(df, opts, metrics=["tpr"])
+    with pytest.raises(InvalidOptionError, match="needs y_true"):
+        audit(df)
+    unweighted = audit(df, dataclasses.replace(opts, weight=None))
+    assert "n_w" not in unweighted["metrics"].columns
+
+
+def test_default_seed_is_fixed_and_recorded() -> None:
+    df = _frame(24)
+    a = audit(df, y_true="y", y_pred="p", by="g", intervals=30)
+    b = audit(df, y_true="y", y_pred="p", by="g", intervals=30)
+    assert a.inputs["seed"] == 0 and json.loads(a.to_json())["inputs"]["seed"] == 0
+    assert_frame_equal(a["criteria"], b["criteria"])
+    c = audit(df, y_true="y", y_pred="p", by="g", intervals=30, seed=1)
+    assert not a["criteria"]["ci_low"].equals(c["criteria"]["ci_low"])
+    assert "random seed 0" in a.to_terminal()
+    for col in ("ci_method", "ci_level", "n_resamples", "n_defined", "ci_note"):
+        assert col in a["metrics"].columns
+
+
+def test_weighted_audit_intervals_equal_the_bootstrap_modules() -> None:
+    df = _frame(25, n=300, weighted=True)
+    kw: dict[str, Any] = {"y_true": "y", "y_pred": "p", "weight": "w", "reference": "rest"}
+    r = audit(df, by=["g", "s"], metrics=["selection_rate"], intervals=60, seed=3, **kw)
+    assert r.inputs["weight"] == "w" and r.inputs["intervals"] == 60
+    own = pfm.bootstrap_metrics(
+        df,
+        by=["g", "s"],
+        separately=True,
+        what="metrics",
+        metrics=["selection_rate"],
+        n_resamples=60,
+        seed=3,
+        **kw,
+    )
+    cols = ["attribute", "g", "s", "metric", "value", "ci_low", "ci_high", "n_defined"]
+    assert_frame_equal(r["metrics"].select(cols), own.select(cols), check_row_order=False)
+    assert any("squares of the weights" in n for n in r.section("metrics").notes)
+
+
+@pytest.mark.parametrize("method", ["percentile", "bca"])
+def test_curve_summaries_get_intervals_from_the_curve_cells(method: str) -> None:
+    """With intervals, the curve summaries carry them: the grid curve table's cells resampled
+    like the count table's, the summaries of each replicate by the same function; the same
+    numbers as with_intervals on the curves module's tables, and reproducible."""
+    from polars_fairmetrics.bootstrap import resample_counts, with_intervals
+
+    df = _scored(8, n=600)
+    opts: dict[str, Any] = {"y_true": "y", "y_score": "score", "threshold": 0.5, "by": "g"}
+    r = audit(df.lazy(), curve_bins=20, intervals=150, seed=3, ci_method=method, **opts)
+    summ = r["curve_summaries"]
+    assert {"ci_low", "ci_high", "n_defined", "ci_note"} <= set(summ.columns)
+    given = summ.filter(pl.col("ci_low").is_not_null())
+    assert given.height > 0
+    assert (given["ci_low"] <= given["value"] + 1e-12).all()
+    assert (given["value"] <= given["ci_high"] + 1e-12).all()
+    table = pfm.curve_counts(df, y_true="y", y_score="score", by="g", mode="grid", bins=20)
+    reps = resample_counts(table, n_resamples=150, seed=3, jackknife=method == "bca")
+    want = with_intervals(
+        pfm.curve_summaries(table),
+        pfm.curve_summaries(reps),
+        method=method,  # type: ignore[arg-type]
+        n_resamples=150,
+        counts=table,
+    )
+    cols = ["g", "metric", "value", "ci_low", "ci_high"]
+    assert_frame_equal(summ.select(cols), want.select(cols))
+    again = audit(df.lazy(), curve_bins=20, intervals=150, seed=3, ci_method=method, **opts)
+    assert_frame_equal(again["curve_summaries"], summ)
+
+
+def test_weighted_curve_summaries_get_intervals_from_squared_weights() -> None:
+    """A weighted audit's curve table comes from the count scan with per-cell sums of squared
+    weights (the same grid): the same summaries as the curves module's, with intervals."""
+    from polars_fairmetrics._validate import threshold_grid
+    from polars_fairmetrics.bootstrap import resample_counts, with_intervals
+
+    df = _scored(9, n=400, weighted=True)
+    opts: dict[str, Any] = {"y_true": "y", "y_score": "score", "by": "g", "weight": "w"}
+    r = audit(df.lazy(), threshold=0.5, curve_bins=10, intervals=80, **opts)
+    summ = r["curve_summaries"]
+    lib = pfm.curve_summaries(df, mode="grid", bins=10, **opts)
+    cols = ["g", "metric", "value"]
+    assert_frame_equal(summ.select(cols), lib.select(cols), check_exact=False, rel_tol=1e-12)
+    table = pfm.confusion_counts(
+        df, threshold=threshold_grid(10, (0.0, 1.0)), weight_squares=True, **opts
+    )
+    reps = resample_counts(table, n_resamples=80, seed=0)
+    want = with_intervals(pfm.curve_summaries(table), pfm.curve_summaries(reps), n_resamples=80)
+    ci = ["g", "metric", "ci_low", "ci_high"]
+    assert_frame_equal(summ.select(ci), want.select(ci), check_exact=False, rel_tol=1e-12)
+    assert summ["ci_low"].null_count() < summ.height
+
+
+def test_deployment_section_gets_intervals_of_the_same_numbers() -> None:
+    """The deployment-corrected metrics carry intervals: the deployment module's functions of
+    each replicate count table (the factor re-estimated in each), matched on keys and metric."""
+    from polars_fairmetrics.bootstrap import resample_counts, with_intervals
+
+    df = pfm.scan_compas().with_columns(high=pl.col("decile_score") >= 5)
+    opts: dict[str, Any] = {"y_true": "two_year_recid", "y_pred": "high", "by": "race"}
+    r = audit(df, deploy_positive_rate=0.1, intervals=120, seed=2, **opts)
+    dep = r["deployment"]
+    assert {"ci_low", "ci_high", "test_value", "deploy_factor"} <= set(dep.columns)
+    given = dep.filter(pl.col("ci_low").is_not_null())
+    assert given.height >= dep.height - 4  # tiny groups may withhold a few
+    assert ((given["ci_low"] <= given["value"]) & (given["value"] <= given["ci_high"])).all()
+    counts = pfm.confusion_counts(df, **opts).collect()
+    reps = resample_counts(counts, n_resamples=120, seed=2)
+    names = dep["metric"].unique(maintain_order=True).to_list()
+    want = with_intervals(
+        pfm.deployment_metrics(counts, deploy_positive_rate=0.1, by="race", metrics=names),
+        pfm.deployment_metrics(reps, deploy_positive_rate=0.1, by="race", metrics=names),
+        n_resamples=120,
+    )
+    cols = ["race", "metric", "value", "ci_low", "ci_high"]
+    got = dep.select(cols).sort("race", "metric")
+    assert_frame_equal(got, want.select(cols).sort("race", "metric"))
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_stability_section_gets_intervals_from_resampled_rows(weighted: bool) -> None:
+    """The per-group ensemble means get intervals from each group's rows resampled: replicate
+    0 reproduces the section's values, the intervals contain them and are reproducible, and a
+    plain-NumPy resampling of one group's rows gives the same replicate means."""
+    from polars_fairmetrics.bootstrap import replicate_group_means
+    from polars_fairmetrics.ensemble import ensemble_sample_metrics
+
+    rng = np.random.default_rng(4)
+    n = 600
+    df = pl.DataFrame(
+        {
+            "g": rng.choice(["a", "b"], n),
+            "y": rng.integers(0, 2, n),
+            **{f"m{j}": rng.random(n) for j in range(5)},
+            "w": rng.gamma(2.0, 1.0, n),
+        }
+    )
+    models = [f"m{j}" for j in range(5)]
+    w = "w" if weighted else None
+    opts: dict[str, Any] = {"y_true": "y", "y_score": "m0", "threshold": 0.5, "by": "g"}
+    r = audit(df.lazy(), models=models, weight=w, intervals=100, seed=1, **opts)
+    st = r["stability"]
+    assert {"ci_low", "ci_high", "n_defined"} <= set(st.columns)
+    given = st.filter(pl.col("ci_low").is_not_null())
+    assert given.height == st.height
+    assert (
+        (given["ci_low"] <= given["value"] + 1e-12) & (given["value"] <= given["ci_high"] + 1e-12)
+    ).all()
+    again = audit(df.lazy(), models=models, weight=w, intervals=100, seed=1, **opts)
+    assert_frame_equal(again["stability"], st)
+    rows = ensemble_sample_metrics(df, models=models, keep=["g", "w"], metrics="jitter")
+    reps = replicate_group_means(rows, by=["g"], values=["jitter"], weight=w, n_resamples=30)
+    observed = reps.filter(pl.col("replicate") == 0).sort("g")["value"].to_list()
+    point = st.filter(pl.col("metric") == "jitter").sort("g")["value"].to_list()
+    assert observed == pytest.approx(point, rel=1e-12)
+    # the draws: per group in key order, rng.multinomial(n_g, uniform) per replicate
+    gen = np.random.default_rng(0)
+    part = rows.filter(pl.col("g") == "a")
+    x = part["jitter"].to_numpy()
+    wt = part["w"].to_numpy() if weighted else np.ones(part.height)
+    counts = gen.multinomial(part.height, np.full(part.height, 1 / part.height), size=30)
+    want = (counts * wt * x).sum(axis=1) / (counts * wt).sum(axis=1)
+    got = reps.filter(pl.col("g") == "a", pl.col("replicate") > 0).sort("replicate")["value"]
+    assert got.to_numpy() == pytest.approx(want, rel=1e-12)
