@@ -16,24 +16,28 @@ Modes of :func:`curve_counts`:
 - ``"exact"``: every distinct score of the group is a threshold (what scikit-learn's
   ``roc_curve`` / ``precision_recall_curve`` use).
 - ``"grid"``: fixed thresholds (``bins`` equal steps over ``score_bounds``, or an explicit
-  list). Counts at the grid thresholds are exact; curve summaries computed from the grid are
-  approximations (see :func:`curve_summaries`). The thresholds are the same for every group.
+  list), built by :func:`~polars_fairmetrics._validate.threshold_grid` — the grid
+  :func:`~polars_fairmetrics.confusion_counts` uses too, so a grid curve table *is*
+  ``confusion_counts`` at the same thresholds. Each grid threshold is the double nearest its
+  decimal value (0.3, never 0.30000000000000004), so a score equal to a threshold is predicted
+  positive there. Counts at the grid thresholds are exact; curve summaries computed from the grid
+  are approximations (see :func:`curve_summaries`). The thresholds are the same for every group.
 - ``"quantile"``: thresholds at ``bins + 1`` quantiles of the pooled scores (unweighted,
   ``interpolation="lower"`` so thresholds are observed scores). Costs a second scan for the
   quantiles.
 
-Summaries (one row per group, Float64; null where undefined, never NaN): ROC AUC (trapezoid over
-the ROC points; tied scores get half credit, as scikit-learn), average precision (the step rule
-:math:`\sum_i (R_i - R_{i-1}) P_i`, as scikit-learn), and AUPR by the trapezoid rule of the
-bias-adjusted-metrics seed in three documented anchorings (``"trapezoid"``, ``"seed"``,
-``"notebook"``).
+Summaries (group values of ``docs/results.md``; null where undefined, never NaN): ROC AUC
+(trapezoid over the ROC points; tied scores get half credit, as scikit-learn), average precision
+(the step rule :math:`\sum_i (R_i - R_{i-1}) P_i`, as scikit-learn), and AUPR by the trapezoid
+rule of the bias-adjusted-metrics document in three documented anchorings (``"trapezoid"``,
+``"unanchored"``, ``"fixed_grid"``).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Literal, TypedDict, cast
+from collections.abc import Sequence
+from typing import Any, Literal, cast
 
 import numpy as np
 import polars as pl
@@ -48,7 +52,8 @@ from polars_fairmetrics._validate import (
     require_numeric,
     resolve_label_spec,
     schema_of,
-    validate_thresholds,
+    threshold_grid,
+    threshold_index,
 )
 from polars_fairmetrics.counts import (
     COUNT_COLUMNS,
@@ -56,14 +61,24 @@ from polars_fairmetrics.counts import (
     WEIGHTED_COUNT_COLUMNS,
     is_weighted,
 )
-from polars_fairmetrics.deployment import _deploy_ratio
-from polars_fairmetrics.disparity import Reference, _make_reference_guard, _reference_mask
-from polars_fairmetrics.exceptions import MSG_SCORE_NAN, InvalidOptionError, InvalidScoreError
+from polars_fairmetrics.deployment import TestRatio, _check_test_ratio, _deploy_ratio
+from polars_fairmetrics.disparity import (
+    _HAS_REF,
+    Layout,
+    Reference,
+    ZeroReference,
+    check_reference,
+    compare,
+    reference_label,
+    reference_mask,
+)
+from polars_fairmetrics.exceptions import MSG_SCORE_NAN, InvalidOptionError
+from polars_fairmetrics.inputs import accepts_tables
 from polars_fairmetrics.metrics import (
     Counts,
     _as_expr,
-    _guard,
     _label_guard,
+    _raise_if,
     _row_labels,
     _weight_guard,
     false_positive_rate,
@@ -72,15 +87,12 @@ from polars_fairmetrics.metrics import (
     safe_div,
     true_positive_rate,
 )
-
-if TYPE_CHECKING:
-    from typing_extensions import Unpack
+from polars_fairmetrics.results import PARTITION_COLUMNS, finish, to_wide
 
 __all__ = [
     "AUPR_MODES",
     "CURVE_MODES",
     "SUMMARIES",
-    "CurveOptions",
     "average_precision",
     "curve_counts",
     "curve_summaries",
@@ -93,16 +105,17 @@ __all__ = [
 ]
 
 CurveMode = Literal["exact", "grid", "quantile"]
-AuprMode = Literal["trapezoid", "seed", "notebook"]
+AuprMode = Literal["trapezoid", "unanchored", "fixed_grid"]
 CURVE_MODES: tuple[str, ...] = ("exact", "grid", "quantile")
 """Modes of :func:`curve_counts`."""
-AUPR_MODES: tuple[str, ...] = ("trapezoid", "seed", "notebook")
+AUPR_MODES: tuple[str, ...] = ("trapezoid", "unanchored", "fixed_grid")
 """Anchorings of the trapezoid AUPR (see :func:`curve_summaries`)."""
 SUMMARIES: tuple[str, ...] = ("roc_auc", "average_precision", "aupr")
 """Curve summaries computed by :func:`curve_summaries`."""
 
-NOTEBOOK_POINTS = 50
-"""Grid size of the bias-adjusted-metrics notebook's AUPR."""
+FIXED_GRID_POINTS = 50
+"""Grid size of ``aupr_mode="fixed_grid"`` (the bias-adjusted-metrics notebook's AUPR)."""
+_RENAMED_AUPR_MODES = {"seed": "unanchored", "notebook": "fixed_grid"}
 _RECALL_ONE = 1e-12
 
 _YT = "_pfm_y_true"
@@ -129,40 +142,12 @@ _TOTN = "_pfm_totn"
 _BELOW = -math.inf
 
 
-class CurveOptions(TypedDict, total=False):
-    """Options passed on to :func:`curve_counts` when a curve function is given rows."""
-
-    y_true: str
-    y_score: str
-    by: ColumnNames
-    weight: str
-    pos_label: Label
-    neg_label: Label
-    mode: CurveMode
-    bins: int | Sequence[float]
-    score_bounds: tuple[float, float] | None
-    exact_method: Literal["aggregate", "sort"]
-
-
 # --------------------------------------------------------------------------------------------
 # curve tables
 # --------------------------------------------------------------------------------------------
 
 
-def _grid(bins: int | Sequence[float], score_bounds: tuple[float, float] | None) -> list[float]:
-    if isinstance(bins, int) and not isinstance(bins, bool):
-        if bins < 1:
-            raise InvalidOptionError(f"bins={bins!r} must be a positive integer")
-        if score_bounds is None:
-            raise InvalidOptionError(
-                "mode='grid' with an integer bins= needs score_bounds=(low, high); or pass the "
-                "thresholds as a list"
-            )
-        low, high = score_bounds
-        return [float(t) for t in np.linspace(low, high, bins + 1)]
-    return validate_thresholds(bins, score_bounds)
-
-
+@accepts_tables
 def curve_counts(
     data: FrameT,
     *,
@@ -207,12 +192,15 @@ def curve_counts(
         The classes of ``y_true``.
     mode
         ``"exact"`` (every distinct score), ``"grid"`` (``bins`` equal steps over
-        ``score_bounds`` — ``bins + 1`` thresholds including both bounds — or an explicit list of
-        thresholds) or ``"quantile"`` (``bins + 1`` quantiles of the pooled scores).
+        ``score_bounds`` — ``bins + 1`` thresholds including both bounds, each the double
+        nearest its decimal value :math:`low + i (high - low) / bins` — or an explicit list of
+        thresholds: the grid :func:`~polars_fairmetrics.confusion_counts` uses, so a grid curve
+        table equals ``confusion_counts`` at the same thresholds) or ``"quantile"`` (``bins + 1``
+        quantiles of the pooled scores).
     bins
         Grid size or explicit thresholds (binned modes only).
     score_bounds
-        Allowed score range (``None``: any finite score).
+        Allowed score range (``None``: any finite score); the range of an integer grid.
     exact_method
         How exact mode makes its one scan. ``"aggregate"`` (default): a ``group_by`` over
         (group, score) aggregates ties first, then each group's distinct scores are sorted —
@@ -227,7 +215,8 @@ def curve_counts(
         (Int64), ``tp_w … n_w`` (Float64, with ``weight``), ``n_null, n_null_y_true,
         n_null_y_pred[, n_null_weight]`` (rows left out of the group; ``n_null_y_pred`` counts
         null scores). Sorted by keys, then threshold descending. In exact mode a group whose
-        rows all have a null label or score has no row.
+        rows were all left out (null label, score or weight) keeps one row with a null threshold
+        and zero counts, so that its left-out rows are reported.
 
     Raises
     ------
@@ -248,8 +237,7 @@ def curve_counts(
     if mode not in CURVE_MODES:
         raise InvalidOptionError(f"mode={mode!r}; expected one of {CURVE_MODES}")
     if exact_method not in ("aggregate", "sort"):
-        raise InvalidOptionError(
-            f"exact_method={exact_method!r}; expected 'aggregate' or 'sort'")
+        raise InvalidOptionError(f"exact_method={exact_method!r}; expected 'aggregate' or 'sort'")
     schema = schema_of(data)
     keys = as_list(by)
     require_columns(schema, "y_true", [y_true])
@@ -259,63 +247,69 @@ def curve_counts(
     if weight is not None:
         require_columns(schema, "weight", [weight])
         require_numeric(schema, weight, "weight")
-    check_reserved(keys, [*COUNT_COLUMNS, *WEIGHTED_COUNT_COLUMNS, *NULL_COLUMNS, "threshold",
-                          "metric", "value"])
+    check_reserved(
+        keys,
+        [*COUNT_COLUMNS, *WEIGHTED_COUNT_COLUMNS, *NULL_COLUMNS, "threshold", "metric", "value"],
+    )
     spec = resolve_label_spec(schema, y_true, "y_true", pos_label, neg_label)
     lf = data.lazy()
     gkeys = keys if keys else [_ALL]
     key_exprs: list[pl.Expr] = (
-        [pl.col(k) for k in keys] if keys else [pl.lit(0, dtype=pl.Int32).alias(_ALL)])
+        [pl.col(k) for k in keys] if keys else [pl.lit(0, dtype=pl.Int32).alias(_ALL)]
+    )
     s = pl.col(y_score).cast(pl.Float64)
     thr_frame: pl.LazyFrame | None = None
     if mode == "exact":
         bin_expr = s.alias(_S)
     elif mode == "grid":
-        grid = _grid(bins, score_bounds)
-        thr = pl.Series(grid, dtype=pl.Float64)
-        bin_expr = (
-            pl.when(s.is_not_null())
-            .then(pl.lit(thr).search_sorted(s, side="right").cast(pl.Float64))
-            .alias(_S)
+        grid = threshold_grid(bins, score_bounds)  # the grid of confusion_counts too
+        bin_expr = threshold_index(s, grid).cast(pl.Float64).alias(_S)
+        thr_frame = pl.LazyFrame(
+            {_IDX: [float(i + 1) for i in range(len(grid))], "threshold": grid}
         )
-        thr_frame = pl.LazyFrame({_IDX: [float(i + 1) for i in range(len(grid))],
-                                  "threshold": grid})
     else:
         if not isinstance(bins, int) or isinstance(bins, bool) or bins < 1:
             raise InvalidOptionError(f"mode='quantile' needs an integer bins >= 1, got {bins!r}")
         levels = [j / bins for j in range(bins + 1)]
         qnames = [f"_pfm_q{j}" for j in range(bins + 1)]
         finite = s.filter(s.is_not_nan())
-        quant = lf.select([finite.quantile(q, interpolation="lower").alias(nm)
-                           for q, nm in zip(levels, qnames, strict=True)])
+        quant = lf.select(
+            [
+                finite.quantile(q, interpolation="lower").alias(nm)
+                for q, nm in zip(levels, qnames, strict=True)
+            ]
+        )
         lf = lf.join(quant, how="cross")
         bin_expr = (
             pl.when(s.is_not_null())
-            .then(pl.sum_horizontal([(s >= pl.col(nm)).cast(pl.Int64) for nm in qnames])
-                  .cast(pl.Float64))
+            .then(
+                pl.sum_horizontal([(s >= pl.col(nm)).cast(pl.Int64) for nm in qnames]).cast(
+                    pl.Float64
+                )
+            )
             .alias(_S)
         )
         thr_frame = (
             quant.unpivot(on=qnames, variable_name="_pfm_qn", value_name="threshold")
             .with_columns(
                 (pl.col("_pfm_qn").str.strip_prefix("_pfm_q").cast(pl.Int64) + 1)
-                .cast(pl.Float64).alias(_IDX)
+                .cast(pl.Float64)
+                .alias(_IDX)
             )
             .drop("_pfm_qn")
         )
     weighted = weight is not None
     if mode == "exact" and exact_method == "sort":
-        table = _exact_by_sort(lf, keys, key_exprs, schema, spec, y_true, y_score, weight,
-                               score_bounds)
+        table = _exact_by_sort(
+            lf, keys, key_exprs, schema, spec, y_true, y_score, weight, score_bounds
+        )
         if not keys:
             table = table.drop(_ALL)
         return table.collect() if isinstance(data, pl.DataFrame) else table
     cells = lf.group_by([*key_exprs, bin_expr]).agg(
-        _cell_aggs(pl.col(y_true), schema[y_true], spec.pos, spec.neg, weight, s,
-                   mode != "exact")
+        _cell_aggs(pl.col(y_true), schema[y_true], spec.pos, spec.neg, weight, s, mode != "exact")
     )
-    out_schema = _cell_schema({k: schema[k] for k in keys} if keys else {_ALL: pl.Int32},
-                              weighted)
+    out_schema = _cell_schema({k: schema[k] for k in keys} if keys else {_ALL: pl.Int32}, weighted)
     label_dtype = schema[y_true]
 
     def guard(c: pl.DataFrame) -> pl.DataFrame:
@@ -327,18 +321,28 @@ def curve_counts(
             spec.to_bool(pl.Series([math.nan]))
         if mode == "exact":
             sc = c[_S].cast(pl.Float64)
-            check_score_summary(y_score, cast("float | None", sc.min()),
-                                cast("float | None", sc.max()), int(sc.is_nan().sum()),
-                                score_bounds)
+            check_score_summary(
+                y_score,
+                cast("float | None", sc.min()),
+                cast("float | None", sc.max()),
+                int(sc.is_nan().sum()),
+                score_bounds,
+            )
         else:
-            check_score_summary(y_score, cast("float | None", c[_SMIN].min()),
-                                cast("float | None", c[_SMAX].max()),
-                                int(cast(int, c[_SNAN].sum())), score_bounds)
+            check_score_summary(
+                y_score,
+                cast("float | None", c[_SMIN].min()),
+                cast("float | None", c[_SMAX].max()),
+                int(cast(int, c[_SNAN].sum())),
+                score_bounds,
+            )
         if weight is not None:
-            check_weight_summary(weight, cast("float | None", c[_WMIN].min()),
-                                 cast("float | None", c[_WMAX].max()),
-                                 float(c.select(pl.col(_PW).sum() + pl.col(_QW).sum()).item())
-                                 if c.height else None)
+            check_weight_summary(
+                weight,
+                cast("float | None", c[_WMIN].min()),
+                cast("float | None", c[_WMAX].max()),
+                float(c.select(pl.col(_PW).sum() + pl.col(_QW).sum()).item()) if c.height else None,
+            )
         return c.select([pl.col(k).cast(v) for k, v in out_schema.items()])
 
     checked = cells.map_batches(guard, schema=out_schema)
@@ -359,8 +363,15 @@ _OMAX = "_pfm_omax"
 _YNAN = "_pfm_ynan"
 
 
-def _cell_aggs(y: pl.Expr, y_dtype: pl.DataType, pos: Label, neg: Label | None,
-               weight: str | None, s: pl.Expr, binned: bool) -> list[pl.Expr]:
+def _cell_aggs(
+    y: pl.Expr,
+    y_dtype: pl.DataType,
+    pos: Label,
+    neg: Label | None,
+    weight: str | None,
+    s: pl.Expr,
+    binned: bool,
+) -> list[pl.Expr]:
     """Per (group, score) aggregations: class counts and weights, nulls, value summaries.
 
     Written as sums of products (no per-aggregation filters): this is the one scan, so every
@@ -373,15 +384,23 @@ def _cell_aggs(y: pl.Expr, y_dtype: pl.DataType, pos: Label, neg: Label | None,
         w = pl.col(weight).cast(pl.Float64)
         has_w = w.is_not_null().cast(pl.Int64)
         aggs += [
-            (ip * has_w).sum().alias(_NP), (io * has_w).sum().alias(_NQ),
-            (w * ip).sum().alias(_PW), (w * io).sum().alias(_QW),
-            (y.is_not_null() & w.is_null()).sum().alias(_NWV), w.null_count().alias(_WNULL),
-            w.min().alias(_WMIN), w.max().alias(_WMAX),
+            (ip * has_w).sum().alias(_NP),
+            (io * has_w).sum().alias(_NQ),
+            (w * ip).sum().alias(_PW),
+            (w * io).sum().alias(_QW),
+            (y.is_not_null() & w.is_null()).sum().alias(_NWV),
+            w.null_count().alias(_WNULL),
+            w.min().alias(_WMIN),
+            w.max().alias(_WMAX),
         ]
     else:
         aggs += [ip.sum().alias(_NP), io.sum().alias(_NQ)]
-    exact_pair = (y_dtype.is_integer() and isinstance(pos, int) and isinstance(neg, int)
-                  and abs(pos - neg) == 1)
+    exact_pair = (
+        y_dtype.is_integer()
+        and isinstance(pos, int)
+        and isinstance(neg, int)
+        and abs(pos - neg) == 1
+    )
     if exact_pair:
         # no integer lies between two consecutive labels: min and max find any third value
         aggs += [y.min().alias(_OMIN), y.max().alias(_OMAX)]
@@ -396,10 +415,17 @@ def _cell_aggs(y: pl.Expr, y_dtype: pl.DataType, pos: Label, neg: Label | None,
     return aggs
 
 
-def _exact_by_sort(lf: pl.LazyFrame, keys: list[str], key_exprs: list[pl.Expr],
-                   schema: pl.Schema, spec: Any, y_true: str, y_score: str,
-                   weight: str | None, score_bounds: tuple[float, float] | None
-                   ) -> pl.LazyFrame:
+def _exact_by_sort(
+    lf: pl.LazyFrame,
+    keys: list[str],
+    key_exprs: list[pl.Expr],
+    schema: pl.Schema,
+    spec: Any,
+    y_true: str,
+    y_score: str,
+    weight: str | None,
+    score_bounds: tuple[float, float] | None,
+) -> pl.LazyFrame:
     """Exact curves by sorting each group's rows (one low-cardinality group_by, one sort)."""
     y = pl.col(y_true)
     s = pl.col(y_score).cast(pl.Float64)
@@ -410,12 +436,13 @@ def _exact_by_sort(lf: pl.LazyFrame, keys: list[str], key_exprs: list[pl.Expr],
         w = pl.col(weight).cast(pl.Float64)
         valid = valid & w.is_not_null()
         fields.append(w.alias("w"))
-    aggs = [a for a in _cell_aggs(y, schema[y_true], spec.pos, spec.neg, weight, s, True)
-            if a.meta.output_name() in (_OMIN, _OMAX, _YNAN, _SNAN, _SMIN, _SMAX, _WMIN, _WMAX,
-                                        _WNULL)]
+    aggs = [
+        a
+        for a in _cell_aggs(y, schema[y_true], spec.pos, spec.neg, weight, s, True)
+        if a.meta.output_name() in (_OMIN, _OMAX, _YNAN, _SNAN, _SMIN, _SMAX, _WMIN, _WMAX, _WNULL)
+    ]
     aggs += [
-        pl.struct(fields).filter(valid).sort_by(s.filter(valid), descending=True)
-        .alias("_pfm_x"),
+        pl.struct(fields).filter(valid).sort_by(s.filter(valid), descending=True).alias("_pfm_x"),
         (~valid).sum().alias("n_null"),
         y.null_count().alias("n_null_y_true"),
         s.null_count().alias("n_null_y_pred"),
@@ -433,42 +460,52 @@ def _exact_by_sort(lf: pl.LazyFrame, keys: list[str], key_exprs: list[pl.Expr],
             spec.to_bool(seen.cast(label_dtype) if seen.dtype != label_dtype else seen)
         if _YNAN in c.columns and int(cast(int, c[_YNAN].sum())):
             spec.to_bool(pl.Series([math.nan]))
-        check_score_summary(y_score, cast("float | None", c[_SMIN].min()),
-                            cast("float | None", c[_SMAX].max()),
-                            int(cast(int, c[_SNAN].sum())), score_bounds)
+        check_score_summary(
+            y_score,
+            cast("float | None", c[_SMIN].min()),
+            cast("float | None", c[_SMAX].max()),
+            int(cast(int, c[_SNAN].sum())),
+            score_bounds,
+        )
         if weight is not None:
-            check_weight_summary(weight, cast("float | None", c[_WMIN].min()),
-                                 cast("float | None", c[_WMAX].max()),
-                                 float(c[_W].sum()) if c.height else None)
+            check_weight_summary(
+                weight,
+                cast("float | None", c[_WMIN].min()),
+                cast("float | None", c[_WMAX].max()),
+                float(c[_W].sum()) if c.height else None,
+            )
         return c
 
     checked = grouped.map_batches(guard, schema=out_schema)
-    t = pl.element().struct.field("t")
-    end = t.ne_missing(t.shift(-1))  # the last row of each block of tied scores
+    weighted = weight is not None
 
-    def cum(e: pl.Expr) -> pl.Expr:
-        return e.cum_sum().filter(end)
+    def win(e: pl.Expr) -> pl.Expr:
+        return e.over(gkeys)
 
-    p = pl.element().struct.field("p")
-    lists: dict[str, pl.Expr] = {"threshold": t.filter(end), "tp": cum(p), "fp": cum(1 - p)}
-    if weight is not None:
-        wf = pl.element().struct.field("w")
-        lists.update({"tp_w": cum(wf * p), "fp_w": cum(wf * (1 - p))})
-    x = pl.col("_pfm_x")
+    t, p = pl.col("t"), pl.col("p")
+    cums = {"tp": win(p.cum_sum()), "fp": win((1 - p).cum_sum())}
+    if weighted:
+        w = pl.col("w")
+        cums.update({"tp_w": win((w * p).cum_sum()), "fp_w": win((w * (1 - p)).cum_sum())})
+    totals = {_TOTP: "tp", _TOTN: "fp", "_pfm_totpw": "tp_w", "_pfm_totnw": "fp_w"}
+    end = win(t.ne_missing(t.shift(-1)))  # the last row of each block of tied scores
     table = (
-        checked.filter(x.list.len() > 0)
-        .sort(gkeys, nulls_last=True)  # one row per group
-        .with_columns([x.list.eval(e).alias(n) for n, e in lists.items()])
+        checked.sort(gkeys, nulls_last=True)  # one row per group: rows follow in key order
+        .explode("_pfm_x", empty_as_null=True)  # no counted row: one null-threshold row
+        .unnest("_pfm_x")
+        .with_columns(**cums)
         .with_columns(
-            pl.col("tp").list.last().alias(_TOTP), pl.col("fp").list.last().alias(_TOTN),
-            *([pl.col("tp_w").list.last().alias("_pfm_totpw"),
-               pl.col("fp_w").list.last().alias("_pfm_totnw"),
-               pl.col(_WNULL).alias("n_null_weight")] if weight is not None else []),
+            *[
+                win(pl.col(c).last()).alias(tot)
+                for tot, c in totals.items()
+                if weighted or c in ("tp", "fp")
+            ],
+            *([pl.col(_WNULL).alias("n_null_weight")] if weighted else []),
         )
-        .drop("_pfm_x")
-        .explode(list(lists))
+        .filter(end | t.is_null())
+        .rename({"t": "threshold"})
     )
-    return _finish(table, gkeys, weight is not None, dedupe=False)
+    return _finish(table, gkeys, weighted, dedupe=False)
 
 
 def _cell_schema(key_schema: dict[str, Any], weighted: bool) -> dict[str, Any]:
@@ -479,100 +516,123 @@ def _cell_schema(key_schema: dict[str, Any], weighted: bool) -> dict[str, Any]:
     return out
 
 
-def _cumulate(cells: pl.LazyFrame, keys: list[str], weighted: bool,
-              thr_frame: pl.LazyFrame | None) -> pl.LazyFrame:
+def _cumulate(
+    cells: pl.LazyFrame, keys: list[str], weighted: bool, thr_frame: pl.LazyFrame | None
+) -> pl.LazyFrame:
     """From validated cells (one row per group and score or bin) to the cumulative curve table.
 
-    One ``group_by(keys)`` sorts each group's scores descending and takes cumulative sums; the
-    groups (a small frame) are sorted by key before exploding, so no large sort follows.
+    One global sort of the cells (by keys, then score or bin descending) and cumulative sums
+    within each group (``cum_sum().over(keys)``): no per-group list, no second sort.
     """
     inc = [_NP, _NQ, *([_PW, _QW] if weighted else [])]
     cells = cells.with_columns(  # every row of the cell: counted, null label, null weight
-        (pl.col(_NP) + pl.col(_NQ) + pl.col(_NY) + (pl.col(_NWV) if weighted else 0)).alias(_N))
+        (pl.col(_NP) + pl.col(_NQ) + pl.col(_NY) + (pl.col(_NWV) if weighted else 0)).alias(_N)
+    )
     if thr_frame is None:
         rows = cells.with_columns(pl.col(_S).alias("threshold"), pl.col(_S).alias(_IDX))
     else:
         # binned: every group gets every grid threshold; bin 0 (below all) only feeds totals
-        thr = pl.concat([
-            thr_frame.select(pl.col(_IDX).cast(pl.Float64), pl.col("threshold").cast(pl.Float64)),
-            pl.LazyFrame({_IDX: [0.0], "threshold": [_BELOW]}),
-        ])
-        counted = cells.filter(pl.col(_S).is_not_null()).group_by([*keys, _S]).agg(
-            pl.col(inc).sum())
+        thr = pl.concat(
+            [
+                thr_frame.select(
+                    pl.col(_IDX).cast(pl.Float64), pl.col("threshold").cast(pl.Float64)
+                ),
+                pl.LazyFrame({_IDX: [0.0], "threshold": [_BELOW]}),
+            ]
+        )
+        counted = (
+            cells.filter(pl.col(_S).is_not_null()).group_by([*keys, _S]).agg(pl.col(inc).sum())
+        )
         rows = (
-            cells.select(keys).unique().join(thr, how="cross")
+            cells.select(keys)
+            .unique()
+            .join(thr, how="cross")
             .join(counted.rename({_S: _IDX}), on=[*keys, _IDX], how="left", nulls_equal=True)
             .with_columns(pl.col(c).fill_null(0) for c in inc)
         )
-    keep = pl.col(_IDX).is_not_null() & ((pl.col(_NP) + pl.col(_NQ)) > 0
-                                         if thr_frame is None else pl.lit(True))
+    keep = pl.col(_IDX).is_not_null() & (
+        (pl.col(_NP) + pl.col(_NQ)) > 0 if thr_frame is None else pl.lit(True)
+    )
     s_null = pl.col(_S).is_null()
-    # one sort per group: the (threshold, increments) structs in descending score order
-    points = (rows.filter(keep).group_by(keys)
-              .agg(pl.struct("threshold", *inc).sort_by(_IDX, descending=True).alias("_pfm_x")))
+    points = rows.filter(keep).select(*keys, "threshold", _IDX, *inc)
     aggs: list[pl.Expr] = [
         pl.col(_NP).filter(~s_null).sum().alias(_TOTP),
         pl.col(_NQ).filter(~s_null).sum().alias(_TOTN),
-        (pl.col(_N).filter(s_null).sum() + pl.col(_NY).filter(~s_null).sum()
-         + (pl.col(_NWV).filter(~s_null).sum() if weighted else pl.lit(0, dtype=pl.Int64)))
-        .alias("n_null"),
+        (
+            pl.col(_N).filter(s_null).sum()
+            + pl.col(_NY).filter(~s_null).sum()
+            + (pl.col(_NWV).filter(~s_null).sum() if weighted else pl.lit(0, dtype=pl.Int64))
+        ).alias("n_null"),
         pl.col(_NY).sum().alias("n_null_y_true"),
         pl.col(_N).filter(s_null).sum().alias("n_null_y_pred"),
     ]
     if weighted:
-        aggs += [pl.col(_PW).filter(~s_null).sum().alias("_pfm_totpw"),
-                 pl.col(_QW).filter(~s_null).sum().alias("_pfm_totnw"),
-                 pl.col(_WNULL).sum().alias("n_null_weight")]
-    # a group whose rows all have a null label or score has no threshold (exact mode): no row
-    grouped = points.join(cells.group_by(keys).agg(aggs), on=keys, how="inner",
-                          nulls_equal=True)
+        aggs += [
+            pl.col(_PW).filter(~s_null).sum().alias("_pfm_totpw"),
+            pl.col(_QW).filter(~s_null).sum().alias("_pfm_totnw"),
+            pl.col(_WNULL).sum().alias("n_null_weight"),
+        ]
+    # a group whose rows all have a null label or score has no threshold (exact mode): it keeps
+    # one row, with a null threshold and zero counts, that reports its left-out rows
+    grouped = cells.group_by(keys).agg(aggs).join(points, on=keys, how="left", nulls_equal=True)
     names = {_NP: "tp", _NQ: "fp", _PW: "tp_w", _QW: "fp_w"}
-    x = pl.col("_pfm_x")
-    lists = ["threshold", *[names[c] for c in inc]]
-    table = (
-        grouped.sort(keys, nulls_last=True)  # a small frame: one row per group
-        .with_columns(
-            x.list.eval(pl.element().struct.field("threshold")).alias("threshold"),
-            *[x.list.eval(pl.element().struct.field(c).cum_sum()).alias(names[c]) for c in inc],
-        )
-        .drop("_pfm_x")
-        .explode(lists)
-    )
+    order = [*keys, _IDX]
+    table = grouped.sort(  # the one sort: keys, then threshold descending
+        order, descending=[False] * len(keys) + [True], nulls_last=True
+    ).with_columns([pl.col(c).cum_sum().over(keys).alias(names[c]) for c in inc])
     return _finish(table, keys, weighted, dedupe=thr_frame is not None)
 
 
-def _finish(table: pl.LazyFrame, keys: list[str], weighted: bool, dedupe: bool
-            ) -> pl.LazyFrame:
-    """Exploded cumulative counts + class totals → the curve table's columns and dtypes."""
+def _finish(table: pl.LazyFrame, keys: list[str], weighted: bool, dedupe: bool) -> pl.LazyFrame:
+    """Cumulative counts + class totals → the curve table's columns and dtypes."""
     int_cols = ["tp", "fp", "tn", "fn"]
     w_cols = ["tp_w", "fp_w", "tn_w", "fn_w"] if weighted else []
+    sums = [
+        "tp",
+        "fp",
+        _TOTP,
+        _TOTN,
+        *(["tp_w", "fp_w", "_pfm_totpw", "_pfm_totnw"] if weighted else []),
+    ]
+    table = table.with_columns(pl.col(sums).fill_null(0))  # a group without counted rows
     table = table.with_columns(
-        pl.col("tp").cast(pl.Int64), pl.col("fp").cast(pl.Int64),
+        pl.col("tp").cast(pl.Int64),
+        pl.col("fp").cast(pl.Int64),
         (pl.col(_TOTN) - pl.col("fp")).cast(pl.Int64).alias("tn"),
         (pl.col(_TOTP) - pl.col("tp")).cast(pl.Int64).alias("fn"),
     )
     if weighted:
         table = table.with_columns(
             # exact zeros where no row of the class is left (no rounding residue)
-            pl.when(pl.col("tn") == 0).then(0.0)
-            .otherwise(pl.col("_pfm_totnw") - pl.col("fp_w")).alias("tn_w"),
-            pl.when(pl.col("fn") == 0).then(0.0)
-            .otherwise(pl.col("_pfm_totpw") - pl.col("tp_w")).alias("fn_w"),
+            pl.when(pl.col("tn") == 0)
+            .then(0.0)
+            .otherwise(pl.col("_pfm_totnw") - pl.col("fp_w"))
+            .alias("tn_w"),
+            pl.when(pl.col("fn") == 0)
+            .then(0.0)
+            .otherwise(pl.col("_pfm_totpw") - pl.col("tp_w"))
+            .alias("fn_w"),
         )
-    table = table.filter(pl.col("threshold") != _BELOW)
+    table = table.filter((pl.col("threshold") != _BELOW).fill_null(True))
     if dedupe:  # tied quantiles: equal thresholds have equal counts
         table = table.unique([*keys, "threshold"], keep="any", maintain_order=True)
     table = table.with_columns(pl.sum_horizontal(int_cols).alias("n"))
     if weighted:
         table = table.with_columns(pl.sum_horizontal(w_cols).alias("n_w"))
     null_cols = ["n_null", "n_null_y_true", "n_null_y_pred"] + (
-        ["n_null_weight"] if weighted else [])
-    out = [*keys, "threshold", *int_cols, "n", *w_cols, *(["n_w"] if weighted else []),
-           *null_cols]
-    return table.select([*keys, "threshold", *[pl.col(c).cast(pl.Int64) for c in
-                                                (*int_cols, "n")],
-                         *w_cols, *(["n_w"] if weighted else []),
-                         *[pl.col(c).cast(pl.Int64) for c in null_cols]]).select(out)
+        ["n_null_weight"] if weighted else []
+    )
+    out = [*keys, "threshold", *int_cols, "n", *w_cols, *(["n_w"] if weighted else []), *null_cols]
+    return table.select(
+        [
+            *keys,
+            "threshold",
+            *[pl.col(c).cast(pl.Int64) for c in (*int_cols, "n")],
+            *w_cols,
+            *(["n_w"] if weighted else []),
+            *[pl.col(c).cast(pl.Int64) for c in null_cols],
+        ]
+    ).select(out)
 
 
 def _desc(expr: pl.Expr, keys: list[str], order: str) -> pl.Expr:
@@ -580,32 +640,68 @@ def _desc(expr: pl.Expr, keys: list[str], order: str) -> pl.Expr:
     return expr.over(keys if keys else pl.lit(0), order_by=pl.col(order), descending=True)
 
 
-def _table_and_keys(data: FrameT, options: Mapping[str, Any]) -> tuple[FrameT, list[str]]:
-    """A curve table (computed from rows when ``y_true`` is given) and its group keys."""
-    if "y_true" in options:
-        table = curve_counts(data, **options)
-    else:
-        if options:
-            raise InvalidOptionError(
-                f"options {sorted(options)} apply to rows: pass y_true= and y_score= as well"
-            )
-        table = data
-    columns = list(schema_of(table).names())
+def _table_and_keys(
+    data: FrameT,
+    *,
+    y_true: str | None,
+    y_score: str | None,
+    by: ColumnNames | None,
+    weight: str | None,
+    pos_label: Label | None,
+    neg_label: Label | None,
+    mode: CurveMode,
+    bins: int | Sequence[float],
+    score_bounds: tuple[float, float] | None,
+    exact_method: Literal["aggregate", "sort"],
+) -> tuple[FrameT, list[str], bool]:
+    """A curve table (counted from rows when ``y_true`` is given), its group keys, and whether it
+    is known to be sorted by keys, then threshold descending (a table just counted is)."""
+    if y_true is not None:
+        if y_score is None:
+            raise InvalidOptionError("y_true= needs y_score= (the score column) for a curve")
+        table = curve_counts(
+            data,
+            y_true=y_true,
+            y_score=y_score,
+            by=by,
+            weight=weight,
+            pos_label=pos_label,
+            neg_label=neg_label,
+            mode=mode,
+            bins=bins,
+            score_bounds=score_bounds,
+            exact_method=exact_method,
+        )
+        return table, as_list(by), True
+    given = {"y_score": y_score, "weight": weight, "pos_label": pos_label, "neg_label": neg_label}
+    stray = [k for k, v in given.items() if v is not None]
+    if stray:
+        raise InvalidOptionError(
+            f"{', '.join(stray)}= given without y_true=: options apply to rows; pass y_true= and "
+            "y_score= with rows, or a curve table alone"
+        )
+    schema = schema_of(data)
+    columns = list(schema.names())
     missing = [c for c in ("threshold", "tp", "fp", "tn", "fn") if c not in columns]
     if missing:
         raise InvalidOptionError(
             "pass rows with y_true= and y_score=, or a curve table (curve_counts); missing "
             f"column(s): {', '.join(missing)}"
         )
-    keys = [c for c in key_columns(columns) if c != "threshold"]
-    return table, keys
+    if by is None:
+        keys = [c for c in key_columns(columns) if c != "threshold"]
+    else:
+        keys = as_list(by)
+        require_columns(schema, "group", keys)
+    return data, keys, False
 
 
 def _use_weighted(columns: Sequence[str], weighted: bool | None) -> bool:
     has = is_weighted(columns)
     if weighted and not has:
-        raise InvalidOptionError("weighted=True but the curve table has no tp_w … columns; "
-                                 "pass weight= when counting")
+        raise InvalidOptionError(
+            "weighted=True but the curve table has no tp_w … columns; pass weight= when counting"
+        )
     return has if weighted is None else weighted
 
 
@@ -619,13 +715,16 @@ def _base(weighted: bool) -> tuple[pl.Expr, pl.Expr, pl.Expr, pl.Expr]:
     return tp, fp, pos, neg
 
 
-def _deployment_factor(pos: pl.Expr, neg: pl.Expr, deploy_positive_rate: float | None,
-                       deploy_neg_pos_ratio: float | None) -> pl.Expr | None:
-    r"""f = (neg_deploy / pos_deploy) / (neg_test / pos_test), from the table's own classes.
+def _deployment_factor(
+    pos: pl.Expr,
+    neg: pl.Expr,
+    deploy_positive_rate: float | None,
+    deploy_neg_pos_ratio: float | None,
+) -> pl.Expr | None:
+    r"""f = (neg_deploy / pos_deploy) / (neg_test / pos_test), from the given test classes.
 
     The deployment ratio is validated and computed by :mod:`polars_fairmetrics.deployment`;
-    here the test ratio is each group's own (a curve per group), where
-    :func:`~polars_fairmetrics.deployment.deployment_counts` with one rate uses the overall one.
+    the test classes are pooled or per group (see :func:`_points`).
     """
     if deploy_positive_rate is None and deploy_neg_pos_ratio is None:
         return None
@@ -633,15 +732,45 @@ def _deployment_factor(pos: pl.Expr, neg: pl.Expr, deploy_positive_rate: float |
     return safe_div(pos * cast(float, ratio), neg)
 
 
-def _points(table: FrameT, keys: list[str], weighted: bool, deploy_positive_rate: float | None,
-            deploy_neg_pos_ratio: float | None) -> FrameT:
-    """keys, threshold, TP, FP (deployment-corrected), P, N as Float64."""
+def _points(
+    table: FrameT,
+    keys: Sequence[str],
+    weighted: bool,
+    deploy_positive_rate: float | None,
+    deploy_neg_pos_ratio: float | None,
+    extra: Sequence[pl.Expr] = (),
+    test_ratio: TestRatio = "pooled",
+) -> FrameT:
+    """keys, threshold, TP, FP (deployment-corrected), P, N as Float64 (and ``extra``).
+
+    The deployment factor compares the deployment class ratio with the test ratio of all groups
+    pooled (within each partition: attribute, replicate …) or, with ``test_ratio="per_group"``,
+    with each group's own — as :func:`~polars_fairmetrics.deployment.deployment_counts`."""
+    _check_test_ratio(test_ratio)
     tp, fp, pos, neg = _base(weighted)
-    f = _deployment_factor(pos, neg, deploy_positive_rate, deploy_neg_pos_ratio)
+    test_pos, test_neg = pos, neg
+    if test_ratio == "pooled" and keys:
+        # every row of a group carries the group's P and N: sum one row per group
+        parts = [k for k in keys if k in PARTITION_COLUMNS]
+        first = pl.int_range(pl.len()).over(list(keys)) == 0
+
+        def pooled(total: pl.Expr) -> pl.Expr:
+            whole = total.filter(first).sum()
+            return whole.over(parts) if parts else whole
+
+        test_pos, test_neg = pooled(pos), pooled(neg)
+    f = _deployment_factor(test_pos, test_neg, deploy_positive_rate, deploy_neg_pos_ratio)
     if f is not None:
         fp, neg = fp * f, neg * f
-    return table.select(*keys, "threshold", tp.alias(_TP), fp.alias(_FP), pos.alias(_TOTP),
-                        neg.alias(_TOTN))
+    return table.select(
+        *keys,
+        "threshold",
+        tp.alias(_TP),
+        fp.alias(_FP),
+        pos.alias(_TOTP),
+        neg.alias(_TOTN),
+        *extra,
+    )
 
 
 def _drop_weightless(points: FrameT, keys: list[str]) -> FrameT:
@@ -651,36 +780,54 @@ def _drop_weightless(points: FrameT, keys: list[str]) -> FrameT:
     return points.filter(mass != prev)
 
 
+def _sorted_points(points: FrameT, keys: list[str]) -> FrameT:
+    """Points by keys, then threshold descending (a group without a curve: its null row last)."""
+    order = [*keys, "threshold"]
+    return points.sort(order, descending=[False] * len(keys) + [True], nulls_last=True)
+
+
+@accepts_tables
 def roc_curve(
     data: FrameT,
     *,
+    y_true: str | None = None,
+    y_score: str | None = None,
+    by: ColumnNames | None = None,
+    weight: str | None = None,
+    pos_label: Label | None = None,
+    neg_label: Label | None = None,
+    mode: CurveMode = "exact",
+    bins: int | Sequence[float] = 100,
+    score_bounds: tuple[float, float] | None = (0.0, 1.0),
+    exact_method: Literal["aggregate", "sort"] = "aggregate",
     weighted: bool | None = None,
     anchor: bool = True,
-    **curve_options: Unpack[CurveOptions],
 ) -> FrameT:
     r"""ROC curve per group: false and true positive rates at every threshold.
 
     .. math:: FPR(t) = FP(t) / N,\qquad TPR(t) = TP(t) / P
 
+    with the counts of the rule ``score >= t``.
+
     Parameters
     ----------
     data
-        Rows (pass ``y_true=``, ``y_score=`` and other :func:`curve_counts` options) or a curve
-        table.
+        Rows (pass ``y_true=`` and ``y_score=``) or a curve table (:func:`curve_counts`).
+    y_true, y_score, by, weight, pos_label, neg_label, mode, bins, score_bounds, exact_method
+        As for :func:`curve_counts` (rows only; ``by=`` may also name a curve table's keys).
     weighted
         Use the weighted sums (default: when present). Weighted curves drop thresholds whose
         rows all weigh 0, as scikit-learn does.
     anchor
         Start each curve at (0, 0) with ``threshold = +inf`` (scikit-learn's convention).
-    **curve_options
-        :class:`CurveOptions`, when ``data`` are rows.
 
     Returns
     -------
     DataFrame or LazyFrame
-        Keys, ``threshold`` (descending), ``fpr``, ``tpr`` (Float64; null for a group without
-        negatives, resp. positives). Equal to ``sklearn.metrics.roc_curve(...,
-        drop_intermediate=False)``.
+        The curve-points kind of ``docs/results.md``: keys, ``threshold`` (Float64, descending
+        within a group), ``fpr``, ``tpr`` (Float64; null for a group without negatives, resp.
+        positives). Equal to ``sklearn.metrics.roc_curve(..., drop_intermediate=False)``. A
+        group without counted rows has no point.
 
     Examples
     --------
@@ -692,38 +839,62 @@ def roc_curve(
     """
     table: FrameT
     keys: list[str]
-    table, keys = _table_and_keys(data, curve_options)
+    table, keys, _ = _table_and_keys(
+        data,
+        y_true=y_true,
+        y_score=y_score,
+        by=by,
+        weight=weight,
+        pos_label=pos_label,
+        neg_label=neg_label,
+        mode=mode,
+        bins=bins,
+        score_bounds=score_bounds,
+        exact_method=exact_method,
+    )
     use_w = _use_weighted(list(schema_of(table).names()), weighted)
-    pts = _points(table, keys, use_w, None, None)
+    pts = _points(table, keys, use_w, None, None).filter(pl.col("threshold").is_not_null())
     if use_w:
         pts = _drop_weightless(pts, keys)
     if anchor:
-        first = pts.group_by(keys).agg(
-            pl.lit(math.inf).alias("threshold"), pl.lit(0.0).alias(_TP), pl.lit(0.0).alias(_FP),
-            pl.col(_TOTP).first(), pl.col(_TOTN).first(),
-        ) if keys else pts.select(
-            pl.lit(math.inf).alias("threshold"), pl.lit(0.0).alias(_TP), pl.lit(0.0).alias(_FP),
-            pl.col(_TOTP).first(), pl.col(_TOTN).first(),
-        ).head(1)
+        start = [
+            pl.lit(math.inf).alias("threshold"),
+            pl.lit(0.0).alias(_TP),
+            pl.lit(0.0).alias(_FP),
+            pl.col(_TOTP).first(),
+            pl.col(_TOTN).first(),
+        ]
+        first = pts.group_by(keys).agg(start) if keys else pts.select(start).head(1)
         pts = pl.concat([first.select(schema_of(pts).names()), pts], how="vertical")
     c = _point_counts(pl.col(_TP), pl.col(_FP), pl.col(_TOTP), pl.col(_TOTN))
     out = pts.select(
-        *keys, "threshold",
+        *keys,
+        "threshold",
         false_positive_rate(c).alias("fpr"),
         true_positive_rate(c).alias("tpr"),
     )
-    return out.sort([*keys, "threshold"], descending=[False] * len(keys) + [True],
-                    nulls_last=True)
+    return _sorted_points(out, keys)
 
 
+@accepts_tables
 def pr_curve(
     data: FrameT,
     *,
+    y_true: str | None = None,
+    y_score: str | None = None,
+    by: ColumnNames | None = None,
+    weight: str | None = None,
+    pos_label: Label | None = None,
+    neg_label: Label | None = None,
+    mode: CurveMode = "exact",
+    bins: int | Sequence[float] = 100,
+    score_bounds: tuple[float, float] | None = (0.0, 1.0),
+    exact_method: Literal["aggregate", "sort"] = "aggregate",
     weighted: bool | None = None,
     anchor: bool = True,
     deploy_positive_rate: float | None = None,
     deploy_neg_pos_ratio: float | None = None,
-    **curve_options: Unpack[CurveOptions],
+    test_ratio: TestRatio = "pooled",
 ) -> FrameT:
     r"""Precision–recall curve per group, optionally corrected to a deployment class ratio.
 
@@ -733,14 +904,16 @@ def pr_curve(
         \text{recall}(t) = \frac{TP(t)}{P},\qquad
         f = \frac{neg_{deploy} / pos_{deploy}}{neg_{test} / pos_{test}}
 
-    with :math:`f = 1` unless a deployment class balance is given (seed
-    deployment-precision-class-imbalance: negatives are scaled, recall is unchanged;
-    :math:`neg_{test}/pos_{test}` is each group's own (weighted) class ratio).
+    with :math:`f = 1` unless a deployment class balance is given (the deployment-precision
+    document: negatives are scaled, recall is unchanged; :math:`neg_{test}/pos_{test}` is each
+    group's own (weighted) class ratio).
 
     Parameters
     ----------
     data
-        Rows (pass ``y_true=``, ``y_score=`` …) or a curve table.
+        Rows (pass ``y_true=`` and ``y_score=``) or a curve table (:func:`curve_counts`).
+    y_true, y_score, by, weight, pos_label, neg_label, mode, bins, score_bounds, exact_method
+        As for :func:`curve_counts` (rows only; ``by=`` may also name a curve table's keys).
     weighted
         Use the weighted sums (default: when present); thresholds whose rows all weigh 0 are
         dropped, as scikit-learn does.
@@ -749,15 +922,20 @@ def pr_curve(
     deploy_positive_rate, deploy_neg_pos_ratio
         The deployment class balance: positive share :math:`\pi` (ratio :math:`(1-\pi)/\pi`) or
         the negative/positive ratio. At most one.
-    **curve_options
-        :class:`CurveOptions`, when ``data`` are rows.
+    test_ratio
+        Which test class ratio the deployment ratio is compared with: ``"pooled"`` (default;
+        all groups together, one factor for every group, the groups' base-rate differences
+        kept) or ``"per_group"`` (each group's own). The same option and default as
+        :func:`~polars_fairmetrics.deployment_counts`.
 
     Returns
     -------
     DataFrame or LazyFrame
-        Keys, ``threshold`` (descending, so recall ascending), ``precision`` (null where nothing
-        is predicted positive — possible only on a binned grid), ``recall`` (null for a group
-        without positives). Equal to ``sklearn.metrics.precision_recall_curve`` reversed.
+        The curve-points kind of ``docs/results.md``: keys, ``threshold`` (descending, so recall
+        ascending), ``precision`` (null where nothing is predicted positive — possible only on a
+        binned grid), ``recall`` (null for a group without positives). Equal to
+        ``sklearn.metrics.precision_recall_curve`` reversed. A group without counted rows has
+        no point.
 
     Examples
     --------
@@ -772,26 +950,42 @@ def pr_curve(
     """
     table: FrameT
     keys: list[str]
-    table, keys = _table_and_keys(data, curve_options)
+    table, keys, _ = _table_and_keys(
+        data,
+        y_true=y_true,
+        y_score=y_score,
+        by=by,
+        weight=weight,
+        pos_label=pos_label,
+        neg_label=neg_label,
+        mode=mode,
+        bins=bins,
+        score_bounds=score_bounds,
+        exact_method=exact_method,
+    )
     use_w = _use_weighted(list(schema_of(table).names()), weighted)
-    pts = _points(table, keys, use_w, deploy_positive_rate, deploy_neg_pos_ratio)
+    pts = _points(
+        table, keys, use_w, deploy_positive_rate, deploy_neg_pos_ratio, test_ratio=test_ratio
+    )
+    pts = pts.filter(pl.col("threshold").is_not_null())
     if use_w:
         pts = _drop_weightless(pts, keys)
     c = _point_counts(pl.col(_TP), pl.col(_FP), pl.col(_TOTP), pl.col(_TOTN))
     out = pts.select(
-        *keys, "threshold",
+        *keys,
+        "threshold",
         positive_predictive_value(c).alias("precision"),
         true_positive_rate(c).alias("recall"),
     )
     if anchor:
-        head = (out.group_by(keys).agg(pl.lit(math.inf).alias("threshold"),
-                                       pl.lit(1.0).alias("precision"), pl.lit(0.0).alias("recall"))
-                if keys else
-                out.select(pl.lit(math.inf).alias("threshold"), pl.lit(1.0).alias("precision"),
-                           pl.lit(0.0).alias("recall")).head(1))
+        start = [
+            pl.lit(math.inf).alias("threshold"),
+            pl.lit(1.0).alias("precision"),
+            pl.lit(0.0).alias("recall"),
+        ]
+        head = out.group_by(keys).agg(start) if keys else out.select(start).head(1)
         out = pl.concat([head, out], how="vertical_relaxed")
-    return out.sort([*keys, "threshold"], descending=[False] * len(keys) + [True],
-                    nulls_last=True)
+    return _sorted_points(out, keys)
 
 
 # --------------------------------------------------------------------------------------------
@@ -805,103 +999,261 @@ def _point_counts(tp: pl.Expr, fp: pl.Expr, positives: pl.Expr, negatives: pl.Ex
     return Counts(tp=tp, fp=fp, tn=negatives - fp, fn=positives - tp)
 
 
-def _summary_exprs(aupr_mode: AuprMode, names: list[str]) -> list[tuple[str, pl.Expr]]:
-    """Summaries as expressions over one group's points, already in threshold-descending order
-    (evaluated with ``list.eval`` over the group's sorted list of point structs)."""
+_PC = "_pfm_pc"  # positives of the group (unweighted: the support)
+_NC = "_pfm_nc"  # negatives of the group (unweighted)
+_LAST = "_pfm_last"
+_KEEP = "_pfm_keep"
 
-    def field(name: str) -> pl.Expr:
-        return pl.element().struct.field(name)
 
-    tp = field(_TP)
-    fp = field(_FP)
-    pos = field(_TOTP).first()
-    neg = field(_TOTN).first()
-    c = _point_counts(tp, fp, pos, neg)
-    x = true_positive_rate(c)
+def _summary_columns(
+    aupr_mode: AuprMode, names: list[str], keys: list[str]
+) -> tuple[list[pl.Expr], list[pl.Expr]]:
+    """Summaries as sums of elementwise terms of consecutive points, over points sorted by
+    keys then threshold descending: the terms use shifts within each group (``.over(keys)``,
+    the first list), the values their running sums within each group (the second list), read
+    on each group's last point. No per-group list, no second sort, no group_by; the sums run
+    in threshold order, so every engine adds the same floats in the same order."""
+
+    def win(e: pl.Expr) -> pl.Expr:
+        return e.over(keys)
+
+    pos, neg = pl.col(_TOTP), pl.col(_TOTN)
+    c = _point_counts(pl.col(_TP), pl.col(_FP), pos, neg)
+    tpr = true_positive_rate(c)
+    last = pl.col(_LAST)
     has_pos = pos > 0
-    exprs: list[tuple[str, pl.Expr]] = []
+    null = pl.lit(None, dtype=pl.Float64)
+    tpr_prev = win(tpr.shift(1, fill_value=0.0))
+    prevalence = safe_div(pos, pos + neg)
+    terms: list[pl.Expr] = []
+    aggs: list[pl.Expr] = []
+
+    def total(name: str) -> pl.Expr:  # on the group's last point: the sum of its terms
+        terms = pl.col(f"{name}_t").fill_null(0.0) + pl.col(f"{name}_c").fill_null(0.0)
+        return win(terms.cum_sum())
+
     if "roc_auc" in names:
         fpr = false_positive_rate(c)
-        fpr_prev = fpr.shift(1, fill_value=0.0)
-        tpr_prev = x.shift(1, fill_value=0.0)
-        area = (((fpr - fpr_prev) * (x + tpr_prev)).sum()
-                + (1.0 - fpr.last()) * (1.0 + x.last())) / 2.0
-        exprs.append(("roc_auc", pl.when(has_pos & (neg > 0)).then(area)
-                      .otherwise(pl.lit(None, dtype=pl.Float64))))
+        fpr_prev = win(fpr.shift(1, fill_value=0.0))
+        terms += [
+            ((fpr - fpr_prev) * (tpr + tpr_prev)).alias("_pfm_roc_t"),
+            pl.when(last).then((1.0 - fpr) * (1.0 + tpr)).alias("_pfm_roc_c"),
+        ]
+        area = total("_pfm_roc") / 2.0
+        aggs.append(pl.when(has_pos & (neg > 0)).then(area).otherwise(null).alias("roc_auc"))
     prec = positive_predictive_value(c)
-    prevalence = pos / (pos + neg)
     if "average_precision" in names:
-        step = x - x.shift(1, fill_value=0.0)
-        terms = pl.when(step == 0).then(0.0).otherwise(step * prec)
-        ap = terms.sum() + (1.0 - x.last()) * prevalence
-        exprs.append(("average_precision",
-                      pl.when(has_pos).then(ap).otherwise(pl.lit(None, dtype=pl.Float64))))
-    if "aupr" in names:
-        if aupr_mode == "notebook":
-            # points already on the notebook grid, truncated at the first recall-1 point
-            r, p = x, prec.fill_null(0.0)
-            area = (0.5 * (r - r.shift(1)) * (p + p.shift(1))).sum()
-        else:
-            keep = prec.is_not_null()
-            r, p = x.filter(keep), prec.filter(keep)
-            if aupr_mode == "trapezoid":
-                r_prev = r.shift(1, fill_value=0.0)
-                p_prev = p.shift(1, fill_value=1.0)
-            else:
-                r_prev, p_prev = r.shift(1), p.shift(1)
-            area = ((0.5 * (r - r_prev) * (p + p_prev)).sum()
-                    + 0.5 * (1.0 - r.last()) * (p.last() + prevalence))
-        exprs.append(("aupr",
-                      pl.when(has_pos).then(area).otherwise(pl.lit(None, dtype=pl.Float64))))
-    return exprs
+        step = tpr - tpr_prev
+        terms += [
+            pl.when(step == 0).then(0.0).otherwise(step * prec).alias("_pfm_ap_t"),
+            pl.when(last).then((1.0 - tpr) * prevalence).alias("_pfm_ap_c"),
+        ]
+        ap = total("_pfm_ap")
+        aggs.append(pl.when(has_pos).then(ap).otherwise(null).alias("average_precision"))
+    if "aupr" in names and aupr_mode != "fixed_grid":
+        keep = pl.col(_KEEP)
+        # the previous point with a defined precision (points without one are skipped)
+        r_prev = win(pl.when(keep).then(tpr).shift(1).forward_fill())
+        p_prev = win(pl.when(keep).then(prec).shift(1).forward_fill())
+        if aupr_mode == "trapezoid":  # scikit-learn's start (recall 0, precision 1)
+            r_prev, p_prev = r_prev.fill_null(0.0), p_prev.fill_null(1.0)
+        last_kept = keep & (win(keep.cast(pl.Int64).cum_sum(reverse=True)) == 1)
+        terms += [
+            pl.when(keep).then(0.5 * (tpr - r_prev) * (prec + p_prev)).alias("_pfm_aupr_t"),
+            pl.when(last_kept).then(0.5 * (1.0 - tpr) * (prec + prevalence)).alias("_pfm_aupr_c"),
+        ]
+        area = total("_pfm_aupr")
+        some = win(keep.any())
+        aggs.append(pl.when(has_pos & some).then(area).otherwise(null).alias("aupr"))
+    return terms, aggs
 
 
-def _notebook_points(points: FrameT, keys: list[str], n_points: int) -> FrameT:
-    """Counts at the notebook grid: n_points thresholds from the group's max score down to 0,
-    kept up to the first point with recall 1."""
-    gid = pl.struct(keys).hash() if keys else pl.lit(0, dtype=pl.UInt64)
-    pts = points.with_columns(gid.alias(_GID))
-    lazy = pts.lazy()
+def _fixed_grid_points(points: pl.LazyFrame, keys: list[str], n_points: int) -> pl.LazyFrame:
+    """Counts at the fixed grid of the bias-adjusted-metrics notebook: ``np.linspace(top, 0,
+    n_points)`` (``top`` = the group's max score, computed as numpy does: ``i · step + top``
+    with ``step = (0 − top) / (n_points − 1)``, the last point 0), kept up to the first point
+    with recall 1. Columns: keys, ``_pfm_gid``, grid index, threshold, TP, FP, P, N."""
+    gid = pl.struct(keys).hash().alias(_GID)  # joins by one non-null column (null keys too)
+    pts = points.filter(pl.col("threshold").is_not_null()).with_columns(gid)
     grid_idx = pl.LazyFrame({_IDX: list(range(n_points))}, schema={_IDX: pl.Int64})
-    tops = lazy.group_by([_GID, *keys]).agg(
+    tops = pts.group_by(_GID, *keys).agg(
         pl.col("threshold").max().alias("_pfm_top"),
-        pl.col(_TOTP).first(), pl.col(_TOTN).first(),
+        pl.col(_TOTP).first(),
+        pl.col(_TOTN).first(),
     )
-    step = 1.0 / (n_points - 1) if n_points > 1 else 0.0
-    grid = tops.join(grid_idx, how="cross").with_columns(
-        (pl.col("_pfm_top") * (1.0 - pl.col(_IDX) * step)).alias("_pfm_t")
-    ).with_columns(
-        pl.when(pl.col(_IDX) == n_points - 1).then(0.0).otherwise(pl.col("_pfm_t"))
-        .alias("_pfm_t")
+
+    def linspace(frame: pl.DataFrame) -> pl.DataFrame:
+        # numpy's own arithmetic (Polars would fuse i * step + top into one rounded FMA)
+        top = frame["_pfm_top"].to_numpy().astype(np.float64)
+        i = frame[_IDX].to_numpy().astype(np.float64)
+        t = i * ((0.0 - top) / float(n_points - 1))
+        t += top
+        t[i == n_points - 1] = 0.0
+        return frame.with_columns(pl.Series("_pfm_t", t, dtype=pl.Float64))
+
+    cross = tops.join(grid_idx, how="cross")
+    grid = cross.map_batches(linspace, schema={**cross.collect_schema(), "_pfm_t": pl.Float64})
+    right = pts.select(_GID, "threshold", _TP, _FP).sort("threshold")
+    joined = (
+        grid.sort("_pfm_t")
+        .join_asof(  # counts at t: those of the smallest observed score >= t
+            right,
+            left_on="_pfm_t",
+            right_on="threshold",
+            by=_GID,
+            strategy="forward",
+            check_sortedness=False,
+        )
+        .with_columns(pl.col(_TP).fill_null(0.0), pl.col(_FP).fill_null(0.0))
+        .sort(_GID, _IDX)
     )
-    right = lazy.select(_GID, "threshold", _TP, _FP).sort("threshold")
-    joined = grid.sort("_pfm_t").join_asof(
-        right, left_on="_pfm_t", right_on="threshold", by=_GID, strategy="forward",
-        check_sortedness=False,
-    ).with_columns(pl.col(_TP).fill_null(0.0), pl.col(_FP).fill_null(0.0))
     at_one = pl.col(_TP) >= pl.col(_TOTP) * (1.0 - _RECALL_ONE)
-    before = at_one.cast(pl.Int64).cum_sum().shift(1, fill_value=0).over(
-        _GID, order_by=pl.col(_IDX))
-    out = joined.filter(before == 0).select(
-        *keys, (-pl.col(_IDX).cast(pl.Float64)).alias("threshold"), _TP, _FP, _TOTP, _TOTN
+    before = at_one.cast(pl.Int64).cum_sum().shift(1, fill_value=0).over(_GID)
+    return joined.filter(before == 0).select(
+        _GID, *keys, _IDX, pl.col("_pfm_t").alias("threshold"), _TP, _FP, _TOTP, _TOTN
     )
-    if isinstance(points, pl.DataFrame):
-        return out.collect()
-    return out
 
 
+def _fixed_grid_aupr(points: pl.LazyFrame, keys: list[str], n_points: int) -> pl.LazyFrame:
+    r"""AUPR on the fixed grid: :math:`\sum_i \tfrac12 (r_i - r_{i-1})(p_i + p_{i-1})` over the
+    grid points, precision 0 where nothing is predicted positive, 0 without positives (what the
+    notebook computes)."""
+    pts = _fixed_grid_points(points, keys, n_points)
+    c = _point_counts(pl.col(_TP), pl.col(_FP), pl.col(_TOTP), pl.col(_TOTN))
+    r = true_positive_rate(c)
+    p = positive_predictive_value(c).fill_null(0.0)
+    term = (0.5 * (r - r.shift(1)) * (p + p.shift(1))).fill_null(0.0)
+    last = pl.int_range(pl.len()) == pl.len() - 1
+    area = pl.when(pl.col(_TOTP) > 0).then(term.cum_sum()).otherwise(0.0)
+    return (
+        pts.with_columns(area.over(_GID).alias("aupr"), last.over(_GID).alias(_LAST))
+        .filter(pl.col(_LAST))
+        .select(*keys, "aupr")
+    )
+
+
+def _check_summaries(
+    summaries: str | Sequence[str] | None, aupr_mode: str, fixed_grid_points: int
+) -> list[str]:
+    if aupr_mode not in AUPR_MODES:
+        hint = (
+            f" (renamed {_RENAMED_AUPR_MODES[aupr_mode]!r})"
+            if aupr_mode in _RENAMED_AUPR_MODES
+            else ""
+        )
+        raise InvalidOptionError(f"aupr_mode={aupr_mode!r}{hint}; expected one of {AUPR_MODES}")
+    names = (
+        list(SUMMARIES)
+        if summaries is None
+        else ([summaries] if isinstance(summaries, str) else list(summaries))
+    )
+    for nm in names:
+        if nm not in SUMMARIES:
+            raise InvalidOptionError(f"unknown summary {nm!r}; expected some of {SUMMARIES}")
+    if not names:
+        raise InvalidOptionError(f"summaries= is empty; expected some of {SUMMARIES}")
+    if isinstance(fixed_grid_points, bool) or not isinstance(fixed_grid_points, int):
+        raise InvalidOptionError(f"fixed_grid_points={fixed_grid_points!r} must be an integer")
+    if fixed_grid_points < 2:
+        raise InvalidOptionError(f"fixed_grid_points={fixed_grid_points!r} must be >= 2")
+    return [n for n in SUMMARIES if n in names]
+
+
+def _summaries_of(
+    table: pl.DataFrame | pl.LazyFrame,
+    keys: list[str],
+    names: list[str],
+    aupr_mode: AuprMode,
+    use_w: bool,
+    deploy_positive_rate: float | None,
+    deploy_neg_pos_ratio: float | None,
+    fixed_grid_points: int,
+    presorted: bool,
+    test_ratio: TestRatio = "pooled",
+) -> pl.LazyFrame:
+    """The long summaries of every group of a curve table: keys, ``metric``, ``value``,
+    ``support``, ``n``, ``n_null`` (, ``n_w``), in the order of ``docs/results.md``."""
+    lazy = table.lazy()
+    columns = list(schema_of(lazy).names())
+    gk = keys if keys else [_ALL]
+    if not keys:
+        lazy = lazy.with_columns(pl.lit(0, dtype=pl.Int32).alias(_ALL))
+    ints = _base(False)
+    sizes: dict[str, pl.Expr] = {
+        "n": pl.col("n") if "n" in columns else pl.sum_horizontal("tp", "fp", "tn", "fn"),
+        "n_null": pl.col("n_null") if "n_null" in columns else pl.lit(0, dtype=pl.Int64),
+        **({"n_w": pl.col("n_w")} if use_w and "n_w" in columns else {}),
+        _PC: ints[2],
+        _NC: ints[3],
+    }
+    pts = _points(
+        lazy,
+        gk,
+        use_w,
+        deploy_positive_rate,
+        deploy_neg_pos_ratio,
+        [e.alias(k) for k, e in sizes.items()],
+        test_ratio,
+    )
+    if not presorted:
+        pts = _sorted_points(pts, gk)
+    c = _point_counts(pl.col(_TP), pl.col(_FP), pl.col(_TOTP), pl.col(_TOTN))
+    pts = pts.with_columns(
+        (pl.int_range(pl.len()) == pl.len() - 1).over(gk).alias(_LAST),
+        positive_predictive_value(c).is_not_null().alias(_KEEP),
+    )
+    terms, values = _summary_columns(aupr_mode, names, gk)
+    firsts = [pl.col(k).cast(pl.Float64 if k == "n_w" else pl.Int64) for k in sizes]
+    wide = (
+        pts.with_columns(terms)
+        .with_columns(values)
+        .filter(pl.col(_LAST))  # one row per group: its last point holds the sums
+        .select(*gk, *firsts, *[v.meta.output_name() for v in values])
+    )
+    if "aupr" in names and aupr_mode == "fixed_grid":
+        fixed = _fixed_grid_aupr(pts, gk, fixed_grid_points)
+        wide = wide.join(fixed, on=gk, how="left", nulls_equal=True)
+    support = {
+        "roc_auc": pl.col(_PC) * pl.col(_NC),  # positive-negative pairs: Mann-Whitney's count
+        "average_precision": pl.col(_PC),
+        "aupr": pl.col(_PC),
+    }
+    size_cols = [k for k in sizes if k not in (_PC, _NC)]
+    parts = [
+        wide.select(
+            *keys,
+            pl.lit(m, dtype=pl.String).alias("metric"),
+            pl.col(m).cast(pl.Float64).alias("value"),
+            support[m].cast(pl.Int64).alias("support"),
+            *size_cols,
+        )
+        for m in names
+    ]
+    return finish(pl.concat(parts, how="vertical"), keys=keys, partitions=[], order=names)
+
+
+@accepts_tables
 def curve_summaries(
     data: FrameT,
     *,
+    y_true: str | None = None,
+    y_score: str | None = None,
+    by: ColumnNames | None = None,
+    weight: str | None = None,
+    pos_label: Label | None = None,
+    neg_label: Label | None = None,
+    mode: CurveMode = "exact",
+    bins: int | Sequence[float] = 100,
+    score_bounds: tuple[float, float] | None = (0.0, 1.0),
+    exact_method: Literal["aggregate", "sort"] = "aggregate",
     summaries: str | Sequence[str] | None = None,
     aupr_mode: AuprMode = "trapezoid",
     weighted: bool | None = None,
-    overall: bool = False,
-    long: bool = False,
     deploy_positive_rate: float | None = None,
     deploy_neg_pos_ratio: float | None = None,
-    notebook_points: int = NOTEBOOK_POINTS,
-    **curve_options: Unpack[CurveOptions],
+    test_ratio: TestRatio = "pooled",
+    fixed_grid_points: int = FIXED_GRID_POINTS,
+    wide: bool = False,
 ) -> FrameT:
     r"""ROC AUC, average precision and AUPR per group, from a curve table (or rows).
 
@@ -920,11 +1272,13 @@ def curve_summaries(
 
     - ``"trapezoid"``: the points plus scikit-learn's (recall 0, precision 1) start, i.e.
       ``sklearn.metrics.auc(recall, precision)`` on ``precision_recall_curve``;
-    - ``"seed"``: the seed's set :math:`E` exactly — only the curve's own points (no recall-0
-      anchor), from the highest threshold's recall;
-    - ``"notebook"``: the bias-adjusted-metrics notebook — ``notebook_points`` thresholds from the
-      group's max score down to 0, stopping at the first point with recall 1, no recall-0
-      anchor, precision 0 where nothing is predicted positive (the notebook's convention).
+    - ``"unanchored"``: only the curve's own points (no recall-0 anchor), from the highest
+      threshold's recall — the set :math:`E` of the bias-adjusted-metrics document literally;
+    - ``"fixed_grid"``: ``fixed_grid_points`` thresholds ``np.linspace(top, 0,
+      fixed_grid_points)`` from the group's max score down to 0, stopping at the first point
+      with recall 1, no recall-0 anchor, precision 0 where nothing is predicted positive and an
+      AUPR of 0 for a group without positives — the bias-adjusted-metrics notebook's
+      computation, reproduced exactly.
 
     Points with undefined precision (nothing predicted positive, possible only on a binned grid)
     are skipped by AP and the first two AUPR modes. On a binned grid whose lowest threshold does
@@ -934,30 +1288,39 @@ def curve_summaries(
     Parameters
     ----------
     data
-        A curve table (:func:`curve_counts`) or rows with ``y_true=``, ``y_score=`` …
+        A curve table (:func:`curve_counts`) or rows with ``y_true=`` and ``y_score=``.
+    y_true, y_score, by, weight, pos_label, neg_label, mode, bins, score_bounds, exact_method
+        As for :func:`curve_counts` (rows only; ``by=`` may also name a curve table's keys).
     summaries
         Some of :data:`SUMMARIES` (default: all).
     aupr_mode
-        ``"trapezoid"``, ``"seed"`` or ``"notebook"``.
+        ``"trapezoid"``, ``"unanchored"`` or ``"fixed_grid"``.
     weighted
         Use the weighted sums (default: when present).
-    overall
-        Add the pooled curve's summaries (group keys null, ``overall`` column True).
-    long
-        Tidy output: keys, ``summary``, ``value``.
-    deploy_positive_rate, deploy_neg_pos_ratio
+    deploy_positive_rate, deploy_neg_pos_ratio, test_ratio
         Correct precision to a deployment class balance (see :func:`pr_curve`); ROC AUC is
         unchanged by it.
-    notebook_points
-        Grid size of ``aupr_mode="notebook"``.
-    **curve_options
-        :class:`CurveOptions`, when ``data`` are rows.
+    fixed_grid_points
+        Grid size of ``aupr_mode="fixed_grid"``.
+    wide
+        One row per group and one column per summary (``docs/results.md``).
 
     Returns
     -------
     DataFrame or LazyFrame
-        One row per group: keys, ``roc_auc``, ``average_precision``, ``aupr`` (Float64). Null when
-        undefined: ROC AUC without positives or without negatives; AP and AUPR without positives.
+        The group-values kind of ``docs/results.md``: keys, ``metric`` (``roc_auc``,
+        ``average_precision``, ``aupr``), ``value`` (Float64), ``support`` (the unweighted
+        count in the denominator: positive–negative pairs :math:`P \cdot N` for ROC AUC,
+        positives for AP and AUPR; 0 where undefined for lack of rows), ``n``, ``n_null`` (rows
+        with a null label, score or weight left out) and ``n_w`` (weighted). Value null when
+        undefined: ROC AUC without positives or without negatives; AP and AUPR without positives
+        (except ``aupr_mode="fixed_grid"``: 0). A group whose rows were all left out is kept,
+        with null values and its ``n_null``.
+
+    See Also
+    --------
+    pooled_curve : the population's curve table; ``curve_summaries(pooled_curve(table))``
+        gives the overall summaries.
 
     Examples
     --------
@@ -965,78 +1328,78 @@ def curve_summaries(
     >>> import polars_fairmetrics as pfm
     >>> df = pl.DataFrame({"g": ["a", "a", "a", "b", "b"], "y": [1, 0, 1, 0, 0],
     ...                    "s": [0.9, 0.8, 0.8, 0.3, 0.1]})
-    >>> pfm.curve_summaries(df, y_true="y", y_score="s", by="g").rows()
-    [('a', 0.75, 0.8333333333333333, 0.9166666666666666), ('b', None, None, None)]
+    >>> pfm.curve_summaries(df, y_true="y", y_score="s", by="g")
+    shape: (6, 6)
+    ┌─────┬───────────────────┬──────────┬─────────┬─────┬────────┐
+    │ g   ┆ metric            ┆ value    ┆ support ┆ n   ┆ n_null │
+    │ --- ┆ ---               ┆ ---      ┆ ---     ┆ --- ┆ ---    │
+    │ str ┆ str               ┆ f64      ┆ i64     ┆ i64 ┆ i64    │
+    ╞═════╪═══════════════════╪══════════╪═════════╪═════╪════════╡
+    │ a   ┆ roc_auc           ┆ 0.75     ┆ 2       ┆ 3   ┆ 0      │
+    │ a   ┆ average_precision ┆ 0.833333 ┆ 2       ┆ 3   ┆ 0      │
+    │ a   ┆ aupr              ┆ 0.916667 ┆ 2       ┆ 3   ┆ 0      │
+    │ b   ┆ roc_auc           ┆ null     ┆ 0       ┆ 2   ┆ 0      │
+    │ b   ┆ average_precision ┆ null     ┆ 0       ┆ 2   ┆ 0      │
+    │ b   ┆ aupr              ┆ null     ┆ 0       ┆ 2   ┆ 0      │
+    └─────┴───────────────────┴──────────┴─────────┴─────┴────────┘
     """
-    if aupr_mode not in AUPR_MODES:
-        raise InvalidOptionError(f"aupr_mode={aupr_mode!r}; expected one of {AUPR_MODES}")
-    names = list(SUMMARIES) if summaries is None else (
-        [summaries] if isinstance(summaries, str) else list(summaries))
-    for nm in names:
-        if nm not in SUMMARIES:
-            raise InvalidOptionError(f"unknown summary {nm!r}; expected some of {SUMMARIES}")
-    if notebook_points < 2:
-        raise InvalidOptionError(f"notebook_points={notebook_points!r} must be >= 2")
+    names = _check_summaries(summaries, aupr_mode, fixed_grid_points)
     table: FrameT
     keys: list[str]
-    table, keys = _table_and_keys(data, curve_options)
+    table, keys, presorted = _table_and_keys(
+        data,
+        y_true=y_true,
+        y_score=y_score,
+        by=by,
+        weight=weight,
+        pos_label=pos_label,
+        neg_label=neg_label,
+        mode=mode,
+        bins=bins,
+        score_bounds=score_bounds,
+        exact_method=exact_method,
+    )
     use_w = _use_weighted(list(schema_of(table).names()), weighted)
-    if overall:
-        table = pl.concat(
-            [table.with_columns(pl.lit(False).alias("overall")),
-             pooled_curve(table, weighted=use_w).with_columns(
-                 *[pl.lit(None, dtype=schema_of(table)[k]).alias(k) for k in keys],
-                 pl.lit(True).alias("overall")).select([*schema_of(table).names(), "overall"])
-             if keys else pooled_curve(table, weighted=use_w).with_columns(
-                 pl.lit(True).alias("overall"))],
-            how="diagonal",
-        )
-        keys = ["overall", *keys]
-    out = _summaries_of(table, keys, names, aupr_mode, use_w, deploy_positive_rate,
-                        deploy_neg_pos_ratio, notebook_points)
-    if long:
-        out = out.unpivot(on=names, index=keys, variable_name="summary", value_name="value")
-        out = out.sort([*keys, "summary"], nulls_last=True)
+    out = _summaries_of(
+        table,
+        keys,
+        names,
+        aupr_mode,
+        use_w,
+        deploy_positive_rate,
+        deploy_neg_pos_ratio,
+        fixed_grid_points,
+        presorted,
+        test_ratio,
+    )
+    if wide:
+        out = to_wide(out, quantities=names)
+    if isinstance(table, pl.DataFrame):
+        return out.collect()
     return out
 
 
-def _evaluate(points: FrameT, group_keys: list[Any], exprs: list[tuple[str, pl.Expr]]
-              ) -> FrameT:
-    """One sort per group (a list of point structs), then each summary over that list."""
-    lists = points.group_by(group_keys).agg(
-        pl.struct("threshold", _TP, _FP, _TOTP, _TOTN)
-        .sort_by("threshold", descending=True).alias("_pfm_pts"))
-    names = [k if isinstance(k, str) else _ALL for k in group_keys]
-    return lists.select(
-        *names,
-        *[pl.col("_pfm_pts").list.eval(e).list.first().cast(pl.Float64).alias(n)
-          for n, e in exprs],
-    )
-
-
-def _summaries_of(table: FrameT, keys: list[str], names: list[str], aupr_mode: AuprMode,
-                  use_w: bool, deploy_positive_rate: float | None,
-                  deploy_neg_pos_ratio: float | None, notebook_points: int) -> FrameT:
-    pts = _points(table, keys, use_w, deploy_positive_rate, deploy_neg_pos_ratio)
-    main = [n for n in names if n != "aupr" or aupr_mode != "notebook"]
-    gk = keys if keys else [pl.lit(0).alias(_ALL)]
-    out = _evaluate(pts, gk, _summary_exprs(aupr_mode, main))
-    if "aupr" in names and aupr_mode == "notebook":
-        nb = _notebook_points(pts, keys, notebook_points)
-        nb_out = _evaluate(nb, gk, _summary_exprs("notebook", ["aupr"]))
-        out = out.join(nb_out, on=keys if keys else [_ALL], how="left", nulls_equal=True)
-    if not keys:
-        out = out.drop(_ALL)
-    return out.select(*keys, *names).sort(keys, nulls_last=True) if keys else out.select(names)
-
-
+@accepts_tables
 def pooled_curve(data: FrameT, *, weighted: bool | None = None) -> FrameT:
     r"""The overall curve table pooled from a per-group curve table (no scan of the rows).
 
     The per-threshold increments :math:`\Delta TP_g(t), \Delta FP_g(t)` of every group are
     recovered from the cumulative counts, added across groups at each threshold, and summed
     again: :math:`TP(t) = \sum_{t' \ge t} \sum_g \Delta TP_g(t')`. On exact tables this is the
-    exact overall curve (the union of the groups' thresholds).
+    exact overall curve (the union of the groups' thresholds). The null-row counts are the sums
+    of the groups'.
+
+    Parameters
+    ----------
+    data
+        A curve table (:func:`curve_counts`), per group.
+    weighted
+        Pool the weighted sums too (default: when present).
+
+    Returns
+    -------
+    DataFrame or LazyFrame
+        A curve table without keys: ``threshold`` (descending) and the count columns.
 
     Examples
     --------
@@ -1049,50 +1412,104 @@ def pooled_curve(data: FrameT, *, weighted: bool | None = None) -> FrameT:
     """
     table: FrameT
     keys: list[str]
-    table, keys = _table_and_keys(data, {})
+    table, keys, _ = _table_and_keys(
+        data,
+        y_true=None,
+        y_score=None,
+        by=None,
+        weight=None,
+        pos_label=None,
+        neg_label=None,
+        mode="exact",
+        bins=100,
+        score_bounds=None,
+        exact_method="aggregate",
+    )
     columns = list(schema_of(table).names())
     use_w: bool = _use_weighted(columns, weighted)
     base = ["tp", "fp"] + (["tp_w", "fp_w"] if use_w else [])
-    totals_cols = [("tp", "fn"), ("fp", "tn")] + ([("tp_w", "fn_w"), ("fp_w", "tn_w")]
-                                                   if use_w else [])
-    incs = [(pl.col(c) - _desc(pl.col(c).shift(1, fill_value=0), keys, "threshold")).alias(c)
-            for c in base]
-    tot = [_desc((pl.col(a) + pl.col(b)).first(), keys, "threshold").alias(f"_pfm_tot_{a}")
-           for a, b in totals_cols]
+    totals_cols = [("tp", "fn"), ("fp", "tn")] + (
+        [("tp_w", "fn_w"), ("fp_w", "tn_w")] if use_w else []
+    )
+    incs = [
+        (pl.col(c) - _desc(pl.col(c).shift(1, fill_value=0), keys, "threshold")).alias(c)
+        for c in base
+    ]
+    tot = [
+        _desc((pl.col(a) + pl.col(b)).first(), keys, "threshold").alias(f"_pfm_tot_{a}")
+        for a, b in totals_cols
+    ]
     per = table.with_columns(tot).with_columns(incs)
-    gtot = per.group_by(keys or pl.lit(0)).agg(
-        [pl.col(f"_pfm_tot_{a}").first() for a, _ in totals_cols]).select(
-        [pl.col(f"_pfm_tot_{a}").sum() for a, _ in totals_cols])
+    gtot = (
+        per.group_by(keys or pl.lit(0))
+        .agg([pl.col(f"_pfm_tot_{a}").first() for a, _ in totals_cols])
+        .select([pl.col(f"_pfm_tot_{a}").sum() for a, _ in totals_cols])
+    )
     null_cols: list[str] = [c for c in NULL_COLUMNS if c in columns]
-    nulls = per.group_by(keys or pl.lit(0)).agg(
-        [pl.col(c).first() for c in null_cols]).select([pl.col(c).sum() for c in null_cols])
+    nulls = (
+        per.group_by(keys or pl.lit(0))
+        .agg([pl.col(c).first() for c in null_cols])
+        .select([pl.col(c).sum() for c in null_cols])
+    )
+    # a group without counted rows has one null-threshold row (zero counts): the pooled table
+    # keeps a null-threshold row only when no group has a threshold
     pooled = per.group_by("threshold").agg([pl.col(c).sum() for c in base])
-    cum = [pl.col(c).cum_sum().over(pl.lit(0), order_by=pl.col("threshold"), descending=True)
-           .alias(c) for c in base]
-    pooled = pooled.with_columns(cum).join(gtot, how="cross").with_columns(
-        (pl.col("_pfm_tot_tp") - pl.col("tp")).alias("fn"),
-        (pl.col("_pfm_tot_fp") - pl.col("fp")).alias("tn"),
-        *([(pl.col("_pfm_tot_tp_w") - pl.col("tp_w")).alias("fn_w"),
-           (pl.col("_pfm_tot_fp_w") - pl.col("fp_w")).alias("tn_w")] if use_w else []),
+    pooled = pooled.filter(pl.col("threshold").is_not_null() | (pl.col("threshold").count() == 0))
+    cum = [
+        pl.col(c).cum_sum().over(pl.lit(0), order_by=pl.col("threshold"), descending=True).alias(c)
+        for c in base
+    ]
+    pooled = (
+        pooled.with_columns(cum)
+        .join(gtot, how="cross")
+        .with_columns(
+            (pl.col("_pfm_tot_tp") - pl.col("tp")).alias("fn"),
+            (pl.col("_pfm_tot_fp") - pl.col("fp")).alias("tn"),
+            *(
+                [
+                    (pl.col("_pfm_tot_tp_w") - pl.col("tp_w")).alias("fn_w"),
+                    (pl.col("_pfm_tot_fp_w") - pl.col("fp_w")).alias("tn_w"),
+                ]
+                if use_w
+                else []
+            ),
+        )
     )
     int_cols: list[str] = ["tp", "fp", "tn", "fn"]
     w_cols: list[str] = ["tp_w", "fp_w", "tn_w", "fn_w"] if use_w else []
-    pooled = pooled.with_columns(pl.col(int_cols).cast(pl.Int64)).with_columns(
-        pl.sum_horizontal(int_cols).alias("n"),
-        *([pl.sum_horizontal(w_cols).alias("n_w")] if use_w else []),
-    ).join(nulls, how="cross")
+    pooled = (
+        pooled.with_columns(pl.col(int_cols).cast(pl.Int64))
+        .with_columns(
+            pl.sum_horizontal(int_cols).alias("n"),
+            *([pl.sum_horizontal(w_cols).alias("n_w")] if use_w else []),
+        )
+        .join(nulls, how="cross")
+    )
     out_cols = ["threshold", *int_cols, "n", *w_cols, *(["n_w"] if use_w else []), *null_cols]
-    return pooled.select(out_cols).sort("threshold", descending=True)
+    return pooled.select(out_cols).sort("threshold", descending=True, nulls_last=True)
 
 
+@accepts_tables
 def summary_disparities(
     data: FrameT,
     *,
+    y_true: str | None = None,
+    y_score: str | None = None,
+    by: ColumnNames | None = None,
+    weight: str | None = None,
+    pos_label: Label | None = None,
+    neg_label: Label | None = None,
+    mode: CurveMode = "exact",
+    bins: int | Sequence[float] = 100,
+    score_bounds: tuple[float, float] | None = (0.0, 1.0),
+    exact_method: Literal["aggregate", "sort"] = "aggregate",
     reference: Reference = "overall",
     summaries: str | Sequence[str] | None = None,
     aupr_mode: AuprMode = "trapezoid",
     weighted: bool | None = None,
-    **curve_options: Unpack[CurveOptions],
+    zero_reference: ZeroReference = "null",
+    fixed_grid_points: int = FIXED_GRID_POINTS,
+    wide: bool = False,
 ) -> FrameT:
     r"""Differences and ratios of curve summaries (AUC, AP, AUPR) between groups.
 
@@ -1100,27 +1517,40 @@ def summary_disparities(
 
         \text{difference}_g = S_g - S_{ref},\qquad \text{ratio}_g = S_g / S_{ref}
 
-    where :math:`S_{ref}` is the summary of the named reference group or of the pooled overall
-    curve (:func:`pooled_curve`: the whole population's curve, not an average of groups).
-    Null where either value is null, and the ratio also where the reference value is 0.
+    where :math:`S_{ref}` is the summary of the named reference group, of the group with the
+    most rows (``"largest"``) or of the pooled overall curve (:func:`pooled_curve`: the whole
+    population's curve, not an average of groups). Null where either value is null, and the
+    ratio also where the reference value is 0. The reference and the arithmetic are the
+    disparity engine's (:func:`~polars_fairmetrics.disparity.reference_mask`,
+    :func:`~polars_fairmetrics.disparity.compare`).
 
     Parameters
     ----------
     data
-        A curve table or rows (``y_true=``, ``y_score=``, ``by=`` …).
+        A curve table (:func:`curve_counts`) or rows with ``y_true=`` and ``y_score=``.
+    y_true, y_score, by, weight, pos_label, neg_label, mode, bins, score_bounds, exact_method
+        As for :func:`curve_counts` (rows only; ``by=`` may also name a curve table's keys).
     reference
-        ``"overall"`` (default) or a group value (a tuple or mapping for several keys).
-        ``"rest"`` is not offered: the rest's curve needs its own pooling.
-    summaries, aupr_mode, weighted
+        ``"overall"`` (default), ``"largest"`` or a group value (a tuple or mapping for several
+        keys). ``"rest"`` is not offered: the rest's curve needs its own pooling.
+    summaries, aupr_mode, weighted, fixed_grid_points
         As in :func:`curve_summaries`.
-    **curve_options
-        :class:`CurveOptions`, when ``data`` are rows.
+    zero_reference
+        A ratio whose reference value is 0: ``"null"`` (default) or ``"infinity"``.
+    wide
+        One row per group and one column per summary (``docs/results.md``).
 
     Returns
     -------
     DataFrame or LazyFrame
-        Keys, ``summary``, ``value``, ``reference_value``, ``difference``, ``ratio``,
-        ``reference``.
+        The comparisons kind of ``docs/results.md``: keys, ``metric``, ``value``, ``support``,
+        ``n``, ``n_null`` (, ``n_w``), ``reference``, ``is_reference``, ``reference_value``,
+        ``difference``, ``ratio``.
+
+    Raises
+    ------
+    ReferenceGroupError
+        A named reference absent from the data — when the query runs.
 
     Examples
     --------
@@ -1130,42 +1560,71 @@ def summary_disparities(
     ...                    "s": [0.9, 0.1, 0.8, 0.2, 0.3, 0.6, 0.9, 0.2]})
     >>> d = pfm.summary_disparities(df, y_true="y", y_score="s", by="g", reference="a",
     ...                             summaries="roc_auc")
-    >>> d.select("g", "value", "difference").rows()
-    [('a', 1.0, 0.0), ('b', 0.75, -0.25)]
+    >>> d.select("g", "metric", "value", "reference_value", "difference").rows()
+    [('a', 'roc_auc', 1.0, 1.0, 0.0), ('b', 'roc_auc', 0.75, 1.0, -0.25)]
     """
-    if reference is None or reference == "rest":
-        raise InvalidOptionError(f"reference={reference!r}; pass 'overall' or a group value")
+    if reference is None or (isinstance(reference, str) and reference == "rest"):
+        raise InvalidOptionError(
+            f"reference={reference!r}; pass 'overall', 'largest' or a group value"
+        )
+    names = _check_summaries(summaries, aupr_mode, fixed_grid_points)
     table: FrameT
     keys: list[str]
-    table, keys = _table_and_keys(data, curve_options)
+    table, keys, presorted = _table_and_keys(
+        data,
+        y_true=y_true,
+        y_score=y_score,
+        by=by,
+        weight=weight,
+        pos_label=pos_label,
+        neg_label=neg_label,
+        mode=mode,
+        bins=bins,
+        score_bounds=score_bounds,
+        exact_method=exact_method,
+    )
     if not keys:
         raise InvalidOptionError("summary_disparities needs groups: pass by= (or a grouped table)")
     use_w = _use_weighted(list(schema_of(table).names()), weighted)
-    names = list(SUMMARIES) if summaries is None else (
-        [summaries] if isinstance(summaries, str) else list(summaries))
-    groups = curve_summaries(table, summaries=names, aupr_mode=aupr_mode, weighted=use_w,
-                             long=True)
-    if reference == "overall":
-        ref = curve_summaries(pooled_curve(table, weighted=use_w), summaries=names,
-                              aupr_mode=aupr_mode, weighted=use_w, long=True)
-        ref = ref.rename({"value": "reference_value"})
-        with_ref = groups.join(ref, on="summary", how="left")
+
+    def summarize(t: pl.DataFrame | pl.LazyFrame, k: list[str], sorted_: bool) -> pl.LazyFrame:
+        return _summaries_of(t, k, names, aupr_mode, use_w, None, None, fixed_grid_points, sorted_)
+
+    groups = summarize(table, keys, presorted)
+    layout = Layout(keys=keys, partitions=[])
+    label = reference_label(reference, layout).alias("reference")
+    if isinstance(reference, str) and reference == "overall":
+        pooled = summarize(pooled_curve(table.lazy(), weighted=use_w), [], False)
+        ref = pooled.select("metric", pl.col("value").alias("reference_value"))
+        with_ref = groups.join(ref, on="metric", how="left").with_columns(
+            label, pl.lit(False).alias("is_reference")
+        )
     else:
-        mask = _reference_mask(reference, keys, [])
-        ref = groups.filter(mask).select("summary", pl.col("value").alias("reference_value"))
-        with_ref = groups.join(ref, on="summary", how="left").with_columns(
-            mask.any().alias("_pfm_has_ref"))
-        guard = _make_reference_guard(reference, keys, [])
-        schema = {k: v for k, v in schema_of(with_ref).items() if k != "_pfm_has_ref"}
-        guarded = with_ref.lazy().map_batches(guard, schema=schema)
-        with_ref = guarded.collect() if isinstance(table, pl.DataFrame) else guarded
-    value, refv = pl.col("value"), pl.col("reference_value")
-    ref_label = reference if isinstance(reference, str) else str(reference)
-    out = with_ref.select(
-        *keys, "summary", value, refv, (value - refv).alias("difference"),
-        safe_div(value, refv).alias("ratio"), pl.lit(ref_label).alias("reference"),
+        mask = reference_mask(reference, layout, schema_of(groups))
+        ref = groups.filter(mask).select("metric", pl.col("value").alias("reference_value"))
+        with_ref = check_reference(
+            groups.join(ref, on="metric", how="left").with_columns(
+                label,
+                mask.fill_null(False).alias("is_reference"),
+                mask.any().alias(_HAS_REF),
+            ),
+            reference,
+            layout,
+        )
+    difference, ratio = compare(
+        pl.col("value"), pl.col("reference_value"), zero_reference=zero_reference
     )
-    return out.sort([*keys, "summary"], nulls_last=True)
+    out = finish(
+        with_ref.with_columns(difference.alias("difference"), ratio.alias("ratio")),
+        keys=keys,
+        partitions=[],
+        order=names,
+    )
+    if wide:
+        out = to_wide(out, quantities=names)
+    if isinstance(table, pl.DataFrame):
+        return out.collect()
+    return out
 
 
 # --------------------------------------------------------------------------------------------
@@ -1173,13 +1632,18 @@ def summary_disparities(
 # --------------------------------------------------------------------------------------------
 
 
-def _valid_rows(y_score: IntoExpr, y_true: IntoExpr, weight: IntoExpr | None,
-                pos_label: Label | None, neg_label: Label | None
-                ) -> tuple[pl.Expr, pl.Expr, pl.Expr, pl.Expr]:
+def _valid_rows(
+    y_score: IntoExpr,
+    y_true: IntoExpr,
+    weight: IntoExpr | None,
+    pos_label: Label | None,
+    neg_label: Label | None,
+) -> tuple[pl.Expr, pl.Expr, pl.Expr, pl.Expr]:
     """Scores, Boolean labels and weights of the counted rows, and the per-group input guard.
 
-    The guard (labels outside the two classes, negative/NaN/infinite weights, NaN scores) runs
-    on per-group summaries, like the core's row metrics.
+    The guard (labels outside the two classes, negative/NaN/infinite weights, NaN scores) is
+    native aggregations, like the core's row metrics: it streams, and bad input raises Polars'
+    ``InvalidOperationError`` quoting the package's message.
     """
     s = _as_expr(y_score).cast(pl.Float64)
     yt_raw = _as_expr(y_true)
@@ -1196,17 +1660,23 @@ def _valid_rows(y_score: IntoExpr, y_true: IntoExpr, weight: IntoExpr | None,
 
 
 def _score_guard(s: pl.Expr) -> pl.Expr:
+    """``True`` per group, or a Polars error naming the score column when a score is NaN.
+
+    Native (no Python UDF): one aggregation, ``is_nan().any()``.
+    """
     name = s.meta.output_name(raise_if_undetermined=False) or "y_score"
-
-    def check(row: dict[str, Any]) -> None:
-        if row["n_nan"]:
-            raise InvalidScoreError(MSG_SCORE_NAN.format(column=name))
-
-    return _guard(pl.struct(s.is_nan().sum().alias("n_nan")), check)
+    msg = pl.when(s.is_nan().any()).then(pl.lit(MSG_SCORE_NAN.format(column=name)))
+    return _raise_if(msg, name)
 
 
-def roc_auc(y_score: IntoExpr, *, y_true: IntoExpr, weight: IntoExpr | None = None,
-            pos_label: Label | None = None, neg_label: Label | None = None) -> pl.Expr:
+def roc_auc(
+    y_score: IntoExpr,
+    *,
+    y_true: IntoExpr,
+    weight: IntoExpr | None = None,
+    pos_label: Label | None = None,
+    neg_label: Label | None = None,
+) -> pl.Expr:
     r"""Weighted ROC AUC as an aggregation (Mann–Whitney with tied scores counted half).
 
     .. math::
@@ -1239,14 +1709,22 @@ def roc_auc(y_score: IntoExpr, *, y_true: IntoExpr, weight: IntoExpr | None = No
     upto = pl.when(ss.ne_missing(ss.shift(-1))).then(cum).otherwise(None).backward_fill()
     num = (wp_s * (before + upto)).sum() / 2.0
     tot_p, tot_n = wp.sum(), wn.sum()
-    return (pl.when(ok & (tot_p > 0) & (tot_n > 0))
-            .then(num / (tot_p * tot_n))
-            .otherwise(pl.lit(None, dtype=pl.Float64))
-            .alias("roc_auc"))
+    return (
+        pl.when(ok & (tot_p > 0) & (tot_n > 0))
+        .then(num / (tot_p * tot_n))
+        .otherwise(pl.lit(None, dtype=pl.Float64))
+        .alias("roc_auc")
+    )
 
 
-def average_precision(y_score: IntoExpr, *, y_true: IntoExpr, weight: IntoExpr | None = None,
-                      pos_label: Label | None = None, neg_label: Label | None = None) -> pl.Expr:
+def average_precision(
+    y_score: IntoExpr,
+    *,
+    y_true: IntoExpr,
+    weight: IntoExpr | None = None,
+    pos_label: Label | None = None,
+    neg_label: Label | None = None,
+) -> pl.Expr:
     r"""Weighted average precision as an aggregation (scikit-learn's step rule).
 
     .. math:: \text{AP} = \sum_t (R_t - R_{t^+}) P_t = \frac{1}{W^+}\sum_{i: y_i=1} w_i\,
@@ -1270,13 +1748,20 @@ def average_precision(y_score: IntoExpr, *, y_true: IntoExpr, weight: IntoExpr |
     wp_s = wp.sort_by(s, descending=True)
     ctp = wp_s.cum_sum()
     call = wall.sort_by(s, descending=True).cum_sum()
-    prec_end = (pl.when(ss.ne_missing(ss.shift(-1))).then(safe_div(ctp, call))
-                .otherwise(None).backward_fill())
+    prec_end = (
+        pl.when(ss.ne_missing(ss.shift(-1)))
+        .then(safe_div(ctp, call))
+        .otherwise(None)
+        .backward_fill()
+    )
     num = pl.when(wp_s > 0).then(wp_s * prec_end).otherwise(0.0).sum()
     tot_p = wp.sum()
-    return (pl.when(ok & (tot_p > 0)).then(num / tot_p)
-            .otherwise(pl.lit(None, dtype=pl.Float64))
-            .alias("average_precision"))
+    return (
+        pl.when(ok & (tot_p > 0))
+        .then(num / tot_p)
+        .otherwise(pl.lit(None, dtype=pl.Float64))
+        .alias("average_precision")
+    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -1284,8 +1769,13 @@ def average_precision(y_score: IntoExpr, *, y_true: IntoExpr, weight: IntoExpr |
 # --------------------------------------------------------------------------------------------
 
 
-def plot_curves(curve: pl.DataFrame | pl.LazyFrame, *, kind: Literal["roc", "pr"] = "roc",
-                ax: Any = None, title: str | None = None) -> Any:
+def plot_curves(
+    curve: pl.DataFrame | pl.LazyFrame,
+    *,
+    kind: Literal["roc", "pr"] = "roc",
+    ax: Any = None,
+    title: str | None = None,
+) -> Any:
     """Plot a :func:`roc_curve` or :func:`pr_curve` table, one line per group.
 
     ROC curves are drawn as lines (the trapezoid of ROC AUC), PR curves as steps (the step rule
@@ -1321,8 +1811,9 @@ def plot_curves(curve: pl.DataFrame | pl.LazyFrame, *, kind: Literal["roc", "pr"
     keys = [c for c in frame.columns if c not in ("threshold", x, y)]
     if ax is None:
         _, ax = plt.subplots(figsize=(5, 4))
-    parts = frame.partition_by(keys, maintain_order=True, as_dict=True) if keys else {
-        ("all",): frame}
+    parts = (
+        frame.partition_by(keys, maintain_order=True, as_dict=True) if keys else {("all",): frame}
+    )
     for key, part in parts.items():
         label = ", ".join(str(k) for k in key)
         part = part.filter(pl.col(x).is_not_null() & pl.col(y).is_not_null())

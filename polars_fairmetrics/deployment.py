@@ -2,8 +2,9 @@ r"""Deployment class-prior correction: precision and friends under the deploymen
 
 When the test data has a different class ratio than the world the classifier will serve (e.g.
 1:10 in test, 1:10,000 in deployment), recall and the false positive rate carry over, but
-precision does not (seed *deployment-precision-class-imbalance*). Keeping :math:`TP` fixed and
-scaling the negatives by the fold change of the negative/positive ratio,
+precision does not (the note on deployment precision under class imbalance, with its
+microchip-defect example). Keeping :math:`TP` fixed and scaling the negatives by the fold change
+of the negative/positive ratio,
 
 .. math::
 
@@ -21,31 +22,40 @@ The corrected counts are written to the weighted-count columns ``tp_w, fp_w, tn_
 (Float64), so that every metric, disparity and threshold sweep of the package reads deployment
 values with ``weighted=True`` (the default when those columns exist), while ``tp, fp, tn, fn``
 keep the observed integer counts (the support).
+
+:func:`deployment_factors` is the one implementation of the factor :math:`k`;
+:func:`~polars_fairmetrics.pr_curve` and :func:`~polars_fairmetrics.curve_summaries` use it too.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Literal
 
 import polars as pl
 
 from polars_fairmetrics._typing import ColumnNames, FrameT, Label
 from polars_fairmetrics._validate import as_list, schema_of
-from polars_fairmetrics.counts import (
-    COUNT_COLUMNS,
-    PARTITION_COLUMNS,
-    WEIGHTED_COUNT_COLUMNS,
-    confusion_counts,
-    is_weighted,
-)
+from polars_fairmetrics.counts import COUNT_COLUMNS, WEIGHTED_COUNT_COLUMNS, confusion_counts
 from polars_fairmetrics.exceptions import EmptyGroupError, InvalidOptionError
-from polars_fairmetrics.metrics import METRICS, Counts, _metric_names, key_columns
-from polars_fairmetrics.weights import _lookup, _show, long_metrics
+from polars_fairmetrics.inputs import accepts_tables
+from polars_fairmetrics.metrics import (
+    METRICS,
+    Counts,
+    _metric_names,
+    _use_weighted,
+    key_columns,
+    metrics_from_counts,
+)
+from polars_fairmetrics.results import partitions_of
+from polars_fairmetrics.weights import _lookup, _no_row_options, _show, finish_counts
 
 __all__ = [
     "DEPLOYMENT_METRICS",
+    "TEST_RATIOS",
+    "Rate",
+    "TestRatio",
     "deployment_counts",
     "deployment_factors",
     "deployment_metrics",
@@ -65,10 +75,21 @@ DEPLOYMENT_METRICS: tuple[str, ...] = (
 Rate = float | Mapping[Any, float]
 """One deployment value for the whole population, or ``{group: value}``."""
 
+TestRatio = Literal["pooled", "per_group"]
+TEST_RATIOS: tuple[str, ...] = ("pooled", "per_group")
+"""Which test class ratio :math:`neg_{test}/pos_{test}` a single deployment value is compared
+with: ``"pooled"`` (default) — the whole table's (within each partition), one factor for every
+group, which assumes the test negatives were subsampled alike in every group (the groups'
+base-rate differences carry over to deployment); ``"per_group"`` — each group's own, which
+assumes every group has the population's deployment class ratio (it erases the groups' base-rate
+differences). A mapping ``{group: value}`` always uses each group's own test ratio."""
+
 _POS = "_pfm_pos_test"
 _NEG = "_pfm_neg_test"
 _RATIO = "_pfm_ratio_deploy"
 _FACTOR = "deploy_factor"
+_BEST = "_pfm_best"
+_PRECISION = "_pfm_precision"
 
 
 def _deploy_ratio_value(value: Any, what: str) -> float:
@@ -107,6 +128,11 @@ def _deploy_ratio(
     return _deploy_ratio_value(value, what)
 
 
+def _check_test_ratio(test_ratio: object) -> None:
+    if test_ratio not in TEST_RATIOS:
+        raise InvalidOptionError(f"test_ratio={test_ratio!r}; expected one of {TEST_RATIOS}")
+
+
 def _structure(columns: list[str], by: ColumnNames | None) -> tuple[list[str], list[str]]:
     """Group keys and partition columns of a count table."""
     missing = [c for c in COUNT_COLUMNS[:4] if c not in columns]
@@ -116,15 +142,27 @@ def _structure(columns: list[str], by: ColumnNames | None) -> tuple[list[str], l
             f"missing: {', '.join(missing)}"
         )
     nonc = key_columns(columns)
-    if by is not None:
-        keys = as_list(by)
-        for k in keys:
-            if k not in nonc:
-                raise InvalidOptionError(f"by={k!r} is not a key column of the count table")
-    else:
-        keys = [c for c in nonc if c not in PARTITION_COLUMNS]
-    partitions = [c for c in nonc if c not in keys]
-    return keys, partitions
+    partitions = partitions_of(nonc)
+    if by is None:
+        return [c for c in nonc if c not in partitions], partitions
+    keys = as_list(by)
+    for k in keys:
+        if k not in nonc:
+            raise InvalidOptionError(f"by={k!r} is not a key column of the count table")
+    other = [c for c in nonc if c not in keys and c not in partitions]
+    if other:
+        raise InvalidOptionError(
+            f"the count table has key column(s) {other} besides by={keys}: count by these "
+            "groups only, or pass by= with every key column"
+        )
+    return keys, [p for p in partitions if p not in keys]
+
+
+def _with_n(lazy: pl.LazyFrame, columns: Sequence[str]) -> pl.LazyFrame:
+    """The table with its ``n`` column (added from the four counts when missing)."""
+    if "n" in columns:
+        return lazy
+    return lazy.with_columns(Counts.from_columns().n.cast(pl.Int64).alias("n"))
 
 
 def _with_factor(
@@ -133,23 +171,30 @@ def _with_factor(
     deploy_neg_pos_ratio: Rate | None,
     by: ColumnNames | None,
     weighted: bool | None,
+    test_ratio: TestRatio = "pooled",
 ) -> tuple[pl.LazyFrame, list[str], list[str], bool]:
-    """The count table (lazy) with the validated factor column ``deploy_factor``."""
+    """The count table (lazy) with the validated factor column ``deploy_factor``.
+
+    The one implementation of the deployment factor (:func:`deployment_factors` is its public
+    face; the curves module calls that on a table of each group's class totals).
+    """
+    _check_test_ratio(test_ratio)
     columns = list(schema_of(counts).names())
     keys, partitions = _structure(columns, by)
-    has_w = is_weighted(columns)
-    if weighted and not has_w:
-        raise InvalidOptionError("weighted=True but the count table has no weighted columns")
-    use_w = has_w if weighted is None else weighted
+    use_w = _use_weighted(columns, weighted)
     ratio = _deploy_ratio(deploy_positive_rate, deploy_neg_pos_ratio)
     c = Counts.from_columns(weighted=use_w)
     pos, neg = c.positives.cast(pl.Float64), c.negatives.cast(pl.Float64)
-    if isinstance(ratio, float):
+    if isinstance(ratio, float) and test_ratio == "pooled":
         # one deployment ratio for the population: the test ratio of the whole table (within
         # each partition), one factor for every group (negatives subsampled alike in all groups)
         pos_t = pos.sum().over(partitions) if partitions else pos.sum()
         neg_t = neg.sum().over(partitions) if partitions else neg.sum()
         ratio_d: pl.Expr = pl.lit(ratio, dtype=pl.Float64)
+    elif isinstance(ratio, float):
+        # one deployment ratio, each group against its own test ratio
+        pos_t, neg_t = pos, neg
+        ratio_d = pl.lit(ratio, dtype=pl.Float64)
     else:
         if not keys:
             raise InvalidOptionError("a deployment mapping {group: value} needs group keys")
@@ -160,31 +205,39 @@ def _with_factor(
                 )
         pos_t, neg_t = pos, neg
         ratio_d = _lookup([pl.col(k) for k in keys], ratio)
-    lazy = counts.lazy().with_columns(
+    lazy = _with_n(counts.lazy(), columns).with_columns(
         pos_t.alias(_POS), neg_t.alias(_NEG), ratio_d.alias(_RATIO)
     )
-    lazy = lazy.with_columns(
-        (pl.col(_RATIO) * pl.col(_POS) / pl.col(_NEG)).alias(_FACTOR)
-    )
-    per_group = not isinstance(ratio, float)
+    lazy = lazy.with_columns((pl.col(_RATIO) * pl.col(_POS) / pl.col(_NEG)).alias(_FACTOR))
+    per_group = not isinstance(ratio, float) or test_ratio == "per_group"
 
     def guard(frame: pl.DataFrame) -> pl.DataFrame:
         bad = frame.filter(pl.col(_RATIO).is_null())
         if bad.height:
-            level = bad.select(keys).row(0)
-            raise EmptyGroupError(
-                f"the deployment mapping does not list the group {_show(level)!r} of {keys}"
+            unlisted = bad.select(keys).unique().sort(keys, nulls_last=True).rows()
+            shown = ", ".join(repr(_show(level)) for level in unlisted[:10])
+            raise InvalidOptionError(
+                f"the deployment mapping does not list the group(s) {shown} of column(s) "
+                f"{keys}; give each group its deployment value"
             )
-        for col, name in ((_POS, "positives"), (_NEG, "negatives")):
+        sfx = "_w" if use_w else ""
+        for col, name, cells in (
+            (_POS, "positives", [f"tp{sfx}", f"fn{sfx}"]),
+            (_NEG, "negatives", [f"fp{sfx}", f"tn{sfx}"]),
+        ):
             empty = frame.filter(pl.col(col) <= 0)
             if empty.height:
-                where = (f"the {keys} group {_show(empty.select(keys).row(0))!r}" if per_group
-                         else "the test data")
+                where = (
+                    f"the group {_show(empty.select(keys).row(0))!r} of column(s) {keys}"
+                    if per_group and keys
+                    else "the test data"
+                )
                 if partitions:
-                    where += f" (partition {dict(zip(partitions, empty.select(partitions).row(0), strict=True))})"  # noqa: E501
+                    first = dict(zip(partitions, empty.select(partitions).row(0), strict=True))
+                    where += f" (partition {first})"
                 raise EmptyGroupError(
-                    f"no {name} in {where}: the test class ratio neg/pos is undefined, so the "
-                    "deployment correction cannot be computed"
+                    f"no {name} in {where} (column(s) {cells} sum to 0): the test class ratio "
+                    "neg/pos is undefined, so the deployment correction cannot be computed"
                 )
         return frame.drop(_POS, _NEG, _RATIO)
 
@@ -192,6 +245,13 @@ def _with_factor(
     return lazy.map_batches(guard, schema=schema), keys, partitions, use_w
 
 
+def _same_kind(out: pl.LazyFrame, like: FrameT) -> FrameT:
+    if isinstance(like, pl.DataFrame):
+        return out.collect()
+    return out
+
+
+@accepts_tables
 def deployment_factors(
     counts: FrameT,
     *,
@@ -199,11 +259,21 @@ def deployment_factors(
     deploy_neg_pos_ratio: Rate | None = None,
     by: ColumnNames | None = None,
     weighted: bool | None = None,
+    test_ratio: TestRatio = "pooled",
 ) -> FrameT:
-    r"""The factor :math:`k = (neg_{deploy}/pos_{deploy}) / (neg_{test}/pos_{test})` per row.
+    r"""The deployment factor :math:`k = (neg_{deploy}/pos_{deploy}) / (neg_{test}/pos_{test})`.
 
-    See :func:`deployment_counts` for the options. Returns the key and partition columns and
-    ``deploy_factor`` (Float64): the weight a negative row gets in deployment.
+    The one implementation of the factor: :func:`deployment_counts` scales the negatives by it,
+    and :func:`~polars_fairmetrics.pr_curve` / :func:`~polars_fairmetrics.curve_summaries` call
+    this function on their groups' class totals. See :func:`deployment_counts` for the options
+    (the test ratio is measured on the table's weighted sums when it is weighted).
+
+    Returns
+    -------
+    DataFrame or LazyFrame
+        The deployment-factors kind of ``docs/results.md``: the key and partition columns and
+        ``deploy_factor`` (Float64), the weight a negative row gets in deployment; one row per
+        row of ``counts``, sorted by the keys.
 
     Examples
     --------
@@ -214,14 +284,17 @@ def deployment_factors(
     """
     keys: list[str]
     partitions: list[str]
-    lazy, keys, partitions, _ = _with_factor(counts, deploy_positive_rate,
-                                             deploy_neg_pos_ratio, by, weighted)
-    out = lazy.select([*keys, *partitions, _FACTOR])
-    if isinstance(counts, pl.DataFrame):
-        return out.collect()
-    return out
+    lazy, keys, partitions, _ = _with_factor(
+        counts, deploy_positive_rate, deploy_neg_pos_ratio, by, weighted, test_ratio
+    )
+    lead: list[str] = [*keys, *partitions]
+    out = lazy.select(*lead, _FACTOR)
+    if lead:
+        out = out.sort(lead, nulls_last=True, maintain_order=True)
+    return _same_kind(out, counts)
 
 
+@accepts_tables
 def deployment_counts(
     counts: FrameT,
     *,
@@ -229,6 +302,7 @@ def deployment_counts(
     deploy_neg_pos_ratio: Rate | None = None,
     by: ColumnNames | None = None,
     weighted: bool | None = None,
+    test_ratio: TestRatio = "pooled",
 ) -> FrameT:
     r"""A count table corrected to the deployment class ratio (in the weighted columns).
 
@@ -248,33 +322,42 @@ def deployment_counts(
     deploy_positive_rate, deploy_neg_pos_ratio
         Exactly one: the share of positives in deployment (strictly between 0 and 1), or the
         number of negatives per positive (positive). A single number applies to the whole
-        population: the test ratio is measured over all groups (within each partition) and the
-        same factor corrects every group, which keeps the groups' base-rate differences
-        (negatives assumed subsampled alike in every group). A mapping ``{group: value}`` gives
-        each group its own deployment value and factor (measured from the group's own counts).
+        population (see ``test_ratio``). A mapping ``{group: value}`` gives each group its own
+        deployment value and factor (against the group's own test ratio).
     by
-        The group key columns (default: the non-count, non-partition columns).
+        The group key columns (default: the non-count, non-partition columns; given, they must
+        be all of them).
     weighted
         Correct the weighted sums (default: when the table has them).
+    test_ratio
+        With a single deployment number, which test ratio it is compared with
+        (:data:`TEST_RATIOS`). ``"pooled"`` (default): the test ratio is measured over all
+        groups (within each partition) and the same factor corrects every group — this keeps the
+        groups' base-rate differences, assuming the test negatives were subsampled alike in
+        every group. ``"per_group"``: each group's own test ratio — this assumes every group has
+        the population's deployment class ratio (it erases the groups' base-rate differences).
+        :func:`~polars_fairmetrics.pr_curve` and :func:`~polars_fairmetrics.curve_summaries`
+        take the same option with the same default.
 
     Returns
     -------
     DataFrame or LazyFrame
-        The same table with ``tp_w, fp_w, tn_w, fn_w, n_w`` (Float64) holding the deployment
-        counts; read the metrics with ``weighted=True`` (the default).
+        A count table (``docs/results.md``): keys, partitions, ``tp fp tn fn n`` (the observed
+        counts), ``tp_w, fp_w, tn_w, fn_w, n_w`` (Float64) holding the deployment counts, the
+        null counts; read the metrics with ``weighted=True`` (the default).
 
     Raises
     ------
     InvalidOptionError
         When built: a positive rate of 0 or 1 (or outside), a ratio ≤ 0, both or neither given.
+        When the query runs: a group missing from a deployment mapping.
     EmptyGroupError
-        When the query runs: no positives or no negatives where the test ratio is measured, or
-        a group missing from a deployment mapping.
+        When the query runs: no positives or no negatives where the test ratio is measured.
 
     Examples
     --------
-    The seed's microchip example: 1 positive per 10 negatives in test, 1 per 10,000 in
-    deployment (a 1000-fold shift). A test precision of 0.998 becomes 0.33 in deployment.
+    The microchip example: 1 positive per 10 negatives in test, 1 per 10,000 in deployment (a
+    1000-fold shift). A test precision of 0.998 becomes 0.33 in deployment.
 
     >>> import polars as pl
     >>> import polars_fairmetrics as pfm
@@ -282,24 +365,23 @@ def deployment_counts(
     >>> d = deployment_counts(t, deploy_neg_pos_ratio=10_000)
     >>> d.select("fp_w", "tn_w").row(0)
     (67000.0, 329933000.0)
-    >>> p = pfm.metrics_from_counts(d, metrics="precision", weighted=True)
-    >>> round(p["positive_predictive_value"].item(), 4)
+    >>> round(pfm.metrics_from_counts(d, metrics="precision")["value"].item(), 4)
     0.33
-    >>> test = pfm.metrics_from_counts(t, metrics="precision")
-    >>> round(test["positive_predictive_value"].item(), 4)
+    >>> round(pfm.metrics_from_counts(t, metrics="precision")["value"].item(), 4)
     0.998
     """
-    lazy, _, _, use_w = _with_factor(counts, deploy_positive_rate, deploy_neg_pos_ratio, by,
-                                     weighted)
+    lazy, keys, _, use_w = _with_factor(
+        counts, deploy_positive_rate, deploy_neg_pos_ratio, by, weighted, test_ratio
+    )
     d = _deployment_counts(Counts.from_columns(weighted=use_w))
     names = WEIGHTED_COUNT_COLUMNS
     corrected = [e.alias(n) for e, n in zip((d.tp, d.fp, d.tn, d.fn), names[:4], strict=True)]
-    out = lazy.with_columns(corrected).with_columns(
-        pl.sum_horizontal(list(names[:4])).alias(names[4])
-    ).drop(_FACTOR)
-    if isinstance(counts, pl.DataFrame):
-        return out.collect()
-    return out
+    out = (
+        lazy.with_columns(corrected)
+        .with_columns(pl.sum_horizontal(list(names[:4])).alias(names[4]))
+        .drop(_FACTOR)
+    )
+    return _same_kind(finish_counts(out, keys=keys), counts)
 
 
 def _count_if_rows(
@@ -313,19 +395,25 @@ def _count_if_rows(
     weight: str | None,
     pos_label: Label | None,
     neg_label: Label | None,
-) -> tuple[FrameT, ColumnNames | None]:
+) -> FrameT:
     """Rows (``y_true`` given) are counted first; otherwise ``data`` is a count table."""
     if y_true is None:
-        for name, v in (("y_pred", y_pred), ("y_score", y_score), ("weight", weight)):
-            if v is not None:
-                raise InvalidOptionError(f"{name}= needs y_true= (rows); got a count table")
-        return data, by
-    counts = confusion_counts(data, y_true=y_true, y_pred=y_pred, y_score=y_score,
-                              threshold=threshold, by=by, weight=weight, pos_label=pos_label,
-                              neg_label=neg_label)
-    return counts, by
+        _no_row_options(y_pred=y_pred, y_score=y_score, threshold=threshold, weight=weight)
+        return data
+    return confusion_counts(
+        data,
+        y_true=y_true,
+        y_pred=y_pred,
+        y_score=y_score,
+        threshold=threshold,
+        by=by,
+        weight=weight,
+        pos_label=pos_label,
+        neg_label=neg_label,
+    )
 
 
+@accepts_tables
 def deployment_metrics(
     data: FrameT,
     *,
@@ -333,6 +421,7 @@ def deployment_metrics(
     deploy_neg_pos_ratio: Rate | None = None,
     metrics: str | Sequence[str] | None = DEPLOYMENT_METRICS,
     by: ColumnNames | None = None,
+    test_ratio: TestRatio = "pooled",
     y_true: str | None = None,
     y_pred: str | None = None,
     y_score: str | None = None,
@@ -340,65 +429,81 @@ def deployment_metrics(
     weight: str | None = None,
     pos_label: Label | None = None,
     neg_label: Label | None = None,
+    wide: bool = False,
 ) -> FrameT:
-    r"""Metrics at the deployment class ratio, beside their test values, per group.
+    r"""Metrics at the deployment class ratio, per group.
 
-    The metrics are the package's own, evaluated on :func:`deployment_counts`:
+    :func:`~polars_fairmetrics.metrics_from_counts` on :func:`deployment_counts`:
     :math:`Precision_{deploy} = TP / (TP + k\,FP)`, NPV :math:`= kTN / (kTN + FN)`,
     :math:`F_1 = 2TP / (2TP + kFP + FN)`, accuracy :math:`= (TP + kTN) / (TP + FN + k(FP + TN))`;
-    recall and FPR equal their test values.
+    recall and FPR equal their test values. The test values are ``metrics_from_counts`` of the
+    uncorrected table; the factor :math:`k` is :func:`deployment_factors`.
 
     Parameters
     ----------
     data
         A count table, or rows with ``y_true=`` and ``y_pred=`` (or ``y_score=`` +
         ``threshold=``): they are counted first, in one scan.
-    deploy_positive_rate, deploy_neg_pos_ratio, by
+    deploy_positive_rate, deploy_neg_pos_ratio, by, test_ratio
         As for :func:`deployment_counts`.
     metrics
         Metric names or aliases (default: precision, NPV, F1, accuracy, recall, FPR).
     y_true, y_pred, y_score, threshold, weight, pos_label, neg_label
         As for :func:`~polars_fairmetrics.confusion_counts` (rows only).
+    wide
+        One row per group, one column per metric (``docs/results.md``).
 
     Returns
     -------
     DataFrame or LazyFrame
-        Keys and partitions, ``metric``, ``value`` (deployment), ``test_value``, ``support``,
-        ``n``.
+        The group-values kind of ``docs/results.md``: keys and partitions, ``metric``,
+        ``value`` (at the deployment ratio), ``support`` (observed counts), ``n``, ``n_null``
+        (when the table has it), ``n_w`` (the group's size at the deployment ratio,
+        :math:`TP + FN + k(FP + TN)`).
 
     Examples
     --------
     >>> import polars as pl
     >>> t = pl.DataFrame({"tp": [80], "fp": [20], "tn": [880], "fn": [20]})  # 1:9 in test
     >>> out = deployment_metrics(t, deploy_positive_rate=0.001, metrics="precision")
-    >>> [round(v, 4) for v in out.select("value", "test_value").row(0)]  # k = 999 / 9 = 111
-    [0.0348, 0.8]
+    >>> round(out["value"].item(), 4)  # k = 999 / 9 = 111; the test precision is 0.8
+    0.0348
     """
-    counts, by = _count_if_rows(data, y_true=y_true, y_pred=y_pred, y_score=y_score,
-                                threshold=threshold, by=by, weight=weight, pos_label=pos_label,
-                                neg_label=neg_label)
+    counts = _count_if_rows(
+        data,
+        y_true=y_true,
+        y_pred=y_pred,
+        y_score=y_score,
+        threshold=threshold,
+        by=by,
+        weight=weight,
+        pos_label=pos_label,
+        neg_label=neg_label,
+    )
     names = _metric_names(metrics)
-    keys: list[str]
-    partitions: list[str]
-    lazy, keys, partitions, use_w = _with_factor(counts, deploy_positive_rate,
-                                                 deploy_neg_pos_ratio, by, None)
-    test = Counts.from_columns(weighted=use_w)
-    deploy = _deployment_counts(test)
-    values = {m: [("value", METRICS[m].func(deploy)), ("test_value", METRICS[m].func(test))]
-              for m in names}
-    out = long_metrics(lazy, values, keys=[*keys, *partitions], sizes=("n", _FACTOR))
-    if isinstance(counts, pl.DataFrame):
-        return out.collect()
-    return out
+    corrected = deployment_counts(
+        counts,
+        deploy_positive_rate=deploy_positive_rate,
+        deploy_neg_pos_ratio=deploy_neg_pos_ratio,
+        by=by,
+        test_ratio=test_ratio,
+    )
+    keys, _ = _structure(list(schema_of(corrected).names()), by)
+    return metrics_from_counts(corrected, metrics=names, weighted=True, by=keys, wide=wide)
 
 
 def _deployment_counts(c: Counts) -> Counts:
     """Counts with the negatives scaled by the ``deploy_factor`` column."""
     k = pl.col(_FACTOR)
-    return Counts(tp=c.tp.cast(pl.Float64), fp=c.fp.cast(pl.Float64) * k,
-                  tn=c.tn.cast(pl.Float64) * k, fn=c.fn.cast(pl.Float64))
+    return Counts(
+        tp=c.tp.cast(pl.Float64),
+        fp=c.fp.cast(pl.Float64) * k,
+        tn=c.tn.cast(pl.Float64) * k,
+        fn=c.fn.cast(pl.Float64),
+    )
 
 
+@accepts_tables
 def threshold_for_precision(
     data: FrameT,
     *,
@@ -406,20 +511,24 @@ def threshold_for_precision(
     deploy_positive_rate: Rate | None = None,
     deploy_neg_pos_ratio: Rate | None = None,
     by: ColumnNames | None = None,
+    test_ratio: TestRatio = "pooled",
+    metrics: str | Sequence[str] | None = ("positive_predictive_value", "true_positive_rate"),
     y_true: str | None = None,
     y_score: str | None = None,
     threshold: Sequence[float] | None = None,
     weight: str | None = None,
     pos_label: Label | None = None,
     neg_label: Label | None = None,
+    wide: bool = False,
 ) -> FrameT:
     r"""Per group, the lowest threshold whose (deployment) precision reaches ``min_precision``.
 
     On a threshold sweep (a count table with a ``threshold`` column, or rows with ``y_score=`` and
     a ``threshold=`` grid), the answer to "which threshold gives deployment precision
     :math:`\ge p`?": among the thresholds :math:`t` with
-    :math:`TP_t / (TP_t + k\,FP_t) \ge p`, the lowest (the one with the highest recall).
-    Without a deployment value (both ``deploy_*`` None) the test precision is used.
+    :math:`TP_t / (TP_t + k\,FP_t) \ge p`, the lowest (the one with the highest recall), and the
+    metrics there. Without a deployment value (both ``deploy_*`` None) the test precision is used
+    (the weighted one for a weighted table).
 
     Parameters
     ----------
@@ -427,18 +536,24 @@ def threshold_for_precision(
         A count table with a ``threshold`` column, or rows (``y_true=``, ``y_score=``).
     min_precision
         The precision to reach, in [0, 1].
-    deploy_positive_rate, deploy_neg_pos_ratio, by
+    deploy_positive_rate, deploy_neg_pos_ratio, by, test_ratio
         As for :func:`deployment_counts` (both None: no correction).
+    metrics
+        The metrics reported at the chosen threshold, at the deployment ratio (default:
+        precision and recall).
     y_true, y_score, threshold, weight, pos_label, neg_label
         Rows only: counted with :func:`~polars_fairmetrics.confusion_counts`;
         ``threshold`` is the grid (default: 0, 0.01, …, 1).
+    wide
+        One row per group, one column per metric (``docs/results.md``).
 
     Returns
     -------
     DataFrame or LazyFrame
-        One row per group (and partition other than ``threshold``): ``threshold`` (null when no
-        threshold of the grid reaches the precision), ``precision`` (deployment),
-        ``test_precision``, ``recall``, sorted by the keys.
+        The group-values kind of ``docs/results.md``, one threshold per group: keys, the other
+        partitions, ``threshold`` (the chosen one; null when no threshold of the grid reaches the
+        precision — then the values are null and the supports 0), ``metric``, ``value``,
+        ``support``, ``n``, ``n_null``, ``n_w`` (weighted or corrected tables).
 
     Examples
     --------
@@ -446,21 +561,32 @@ def threshold_for_precision(
     >>> df = pl.DataFrame({"y": [1, 1, 0, 1, 0, 0, 0, 0], "s": [.9, .8, .7, .6, .5, .4, .3, .2]})
     >>> out = threshold_for_precision(df, y_true="y", y_score="s", min_precision=0.7,
     ...                               threshold=[0.2, 0.4, 0.6, 0.8])
-    >>> out.row(0)
-    (0.6, 0.75, 0.75, 1.0)
+    >>> out.select("threshold", "metric", "value").rows()
+    [(0.6, 'positive_predictive_value', 0.75), (0.6, 'true_positive_rate', 1.0)]
     """
-    if (isinstance(min_precision, bool) or not isinstance(min_precision, (int, float))
-            or not 0.0 <= min_precision <= 1.0):
+    if (
+        isinstance(min_precision, bool)
+        or not isinstance(min_precision, (int, float))
+        or not 0.0 <= min_precision <= 1.0
+    ):
         raise InvalidOptionError(f"min_precision={min_precision!r} must be a number in [0, 1]")
+    names = _metric_names(metrics)
     if y_true is not None:
         if y_score is None:
             raise InvalidOptionError("threshold_for_precision needs y_score= with rows")
         grid = list(threshold) if threshold is not None else [i / 100 for i in range(101)]
-        counts = confusion_counts(data, y_true=y_true, y_score=y_score, threshold=grid, by=by,
-                                  weight=weight, pos_label=pos_label, neg_label=neg_label)
+        counts = confusion_counts(
+            data,
+            y_true=y_true,
+            y_score=y_score,
+            threshold=grid,
+            by=by,
+            weight=weight,
+            pos_label=pos_label,
+            neg_label=neg_label,
+        )
     else:
-        if y_score is not None or threshold is not None or weight is not None:
-            raise InvalidOptionError("y_score=, threshold= and weight= need y_true= (rows)")
+        _no_row_options(y_score=y_score, threshold=threshold, weight=weight)
         counts = data
     columns = list(schema_of(counts).names())
     if "threshold" not in columns:
@@ -470,37 +596,46 @@ def threshold_for_precision(
         )
     keys: list[str]
     partitions: list[str]
+    keys, partitions = _structure(columns, by)
     if deploy_positive_rate is None and deploy_neg_pos_ratio is None:
-        keys, partitions = _structure(columns, by)
-        use_w = is_weighted(columns)
-        lazy = counts.lazy().with_columns(pl.lit(1.0).alias(_FACTOR))
+        _check_test_ratio(test_ratio)
+        sweep: pl.LazyFrame = _with_n(counts.lazy(), columns)
+        weighted = None
     else:
-        lazy, keys, partitions, use_w = _with_factor(counts, deploy_positive_rate,
-                                                     deploy_neg_pos_ratio, by, None)
+        sweep = deployment_counts(
+            counts.lazy(),
+            deploy_positive_rate=deploy_positive_rate,
+            deploy_neg_pos_ratio=deploy_neg_pos_ratio,
+            by=by,
+            test_ratio=test_ratio,
+        )
+        weighted = True
+    use_w = _use_weighted(list(sweep.collect_schema().names()), weighted)
     groups: list[str] = [*keys, *[p for p in partitions if p != "threshold"]]
-    test = Counts.from_columns(weighted=use_w)
-    deploy = _deployment_counts(test)
-    sweep = lazy.select(
-        *groups,
-        "threshold",
-        METRICS["positive_predictive_value"].func(deploy).alias("precision"),
-        METRICS["positive_predictive_value"].func(test).alias("test_precision"),
-        METRICS["true_positive_rate"].func(test).alias("recall"),
+    precision = METRICS["positive_predictive_value"].func(Counts.from_columns(weighted=use_w))
+    ok = (pl.col(_PRECISION) >= min_precision).fill_null(False)
+
+    def per_group(expr: pl.Expr) -> pl.Expr:
+        return expr.over(groups) if groups else expr
+
+    # the lowest feasible threshold of each group; a group with none keeps one row, zeroed
+    best = per_group(pl.col("threshold").filter(ok).min())
+    last = per_group(pl.col("threshold").max())
+    chosen = (
+        sweep.with_columns(precision.alias(_PRECISION))
+        .with_columns(best.alias(_BEST))
+        .filter(
+            (pl.col("threshold") == pl.col(_BEST))
+            | (pl.col(_BEST).is_null() & (pl.col("threshold") == last))
+        )
     )
-    # one pass over the (small) sweep: the lowest feasible threshold and the values there
-    ok = (pl.col("precision") >= min_precision).fill_null(False)
-    feasible = pl.col("threshold").filter(ok)
-
-    def at_best(column: str) -> pl.Expr:
-        return pl.col(column).filter(ok).sort_by(feasible).first()
-
-    aggs = [feasible.min().alias("threshold"),
-            *[at_best(c) for c in ("precision", "test_precision", "recall")]]
-    if groups:
-        out = sweep.group_by(groups).agg(aggs).sort(groups, nulls_last=True)
-    else:
-        out = sweep.select(aggs)
-    out = out.select(*groups, "threshold", "precision", "test_precision", "recall")
-    if isinstance(counts, pl.DataFrame):
-        return out.collect()
-    return out
+    count_cols = [
+        c for c in (*COUNT_COLUMNS[:4], *WEIGHTED_COUNT_COLUMNS[:4]) if c in schema_of(sweep)
+    ]
+    none = pl.col(_BEST).is_null()
+    chosen = chosen.with_columns(
+        *[pl.when(none).then(pl.col(c) * 0).otherwise(pl.col(c)).alias(c) for c in count_cols],
+        pl.col(_BEST).alias("threshold"),
+    ).drop(_BEST, _PRECISION)
+    out = metrics_from_counts(chosen, metrics=names, weighted=use_w, by=keys, wide=wide)
+    return _same_kind(out, counts)

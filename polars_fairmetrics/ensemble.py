@@ -4,7 +4,8 @@ Given the predicted probabilities :math:`p_1, \dots, p_m` of the positive class 
 :math:`m` models of an ensemble for each test row, this module computes, per row:
 
 - ``n_models``: :math:`m`, the models that predicted the row (non-null probabilities);
-- ``ensemble_label``: :math:`1[\bar p \ge 0.5]` (seed), :math:`1[\bar p > 0.5]` (Virny);
+- ``ensemble_label``: :math:`1[\bar p \ge 0.5]` (``convention="half_up"``), :math:`1[\bar p > 0.5]`
+  (``convention="virny"``);
 - ``mean_probability``: :math:`\bar p = \frac1m \sum_j p_j`;
 - ``std_probability``: :math:`\sqrt{\frac{1}{m - ddof}\sum_j (p_j - \bar p)^2}` (``ddof=1``
   as Virny);
@@ -13,43 +14,55 @@ Given the predicted probabilities :math:`p_1, \dots, p_m` of the positive class 
 - ``jitter``: :math:`2k(m-k) / (m(m-1))`, the share of model pairs that disagree;
 - ``aleatoric_uncertainty``: :math:`\frac1m \sum_j H(p_j)` (expected entropy);
 - ``overall_uncertainty``: :math:`H(\bar p)` (entropy of the mean);
-- ``epistemic_variance``: :math:`\mathrm{Var}_j[p_j]` (the seed's epistemic uncertainty);
-- ``epistemic_mutual_information``: :math:`H(\bar p) - \frac1m\sum_j H(p_j)` (Virny's).
+- ``epistemic_variance``: :math:`\mathrm{Var}_j[p_j]` (the epistemic uncertainty of Virny's
+  documentation);
+- ``epistemic_mutual_information``: :math:`H(\bar p) - \frac1m\sum_j H(p_j)` (Virny's code).
 
 with :math:`H(p) = -p \log_b p - (1-p) \log_b (1-p)`, :math:`0 \log 0 = 0`, base :math:`b = 2`
 (bits, as Virny) unless ``log_base`` says otherwise, and a model's label
-:math:`\hat y_j = 1[p_j \ge 0.5]` (the seed's rule) or :math:`1[p_j > 0.5]`
+:math:`\hat y_j = 1[p_j \ge 0.5]` (``convention="half_up"``) or :math:`1[p_j > 0.5]`
 (``convention="virny"``).
+
+**Order of the models never matters.** Each row's probabilities are first sorted (ascending);
+every statistic is then computed from the sorted values, and every sum over models is taken in
+that order. The result is a function of the *set* of probabilities: permuting the models, or
+giving the same predictions in the wide, list or long layout, gives bit-identical values and
+labels. In particular the tie rule is exact: :math:`\bar p` is the ascending-order sum divided
+by :math:`m`, and a mean of exactly 0.5 gives label 1 under ``convention="half_up"`` and 0 under
+``convention="virny"``, whatever the order in which the models were given.
 
 Per group (and overall, and for intersections of several ``by`` columns) a metric is the mean
 of its per-row values (weighted by ``weight`` when given), and disparities compare group means
 with a reference (a named group, ``"rest"`` — Virny's dis vs priv — or ``"overall"``) as
-differences (how the seed composes stability and uncertainty disparities) and ratios. The
-ensemble label feeds every confusion metric of the core (:func:`~polars_fairmetrics.group_metrics`,
-:func:`~polars_fairmetrics.disparities`).
+differences and ratios. The ensemble label feeds every confusion metric of the core
+(:func:`~polars_fairmetrics.group_metrics`, :func:`~polars_fairmetrics.disparities`).
 
 Inputs, three layouts giving identical results:
 
 - **wide**: ``models=["p1", "p2", ...]``, one probability column per model;
 - **list**: ``list_col="probs"``, one List column holding the :math:`m` probabilities;
-- **long**: ``row_id="row", prob_col="p"``, one row per (test row, model): files too large for
-  memory. Per-row columns (labels, groups, weights) are read from the first record of each
-  ``row_id`` (they must be constant within a row id).
+- **long**: ``row_id="row", model_col="model", prob_col="p"``, one record per (test row,
+  model): files too large for memory. Per-row columns (labels, groups, weights, partitions,
+  kept columns) must be the same in every record of a row, and a (row, model) pair must appear
+  once: otherwise :class:`~polars_fairmetrics.InconsistentInputError` names the column, the row
+  id and the values.
 
 No model-pair loop: jitter comes from the vote count. A null probability means the model did not
 predict that row: each row's metrics use the models that did (``n_models``); a row no model
 predicted has null metrics and is counted in ``n_null``. Undefined values (``std`` with
-:math:`m \le ddof`, ``jitter`` with :math:`m = 1`) are null.
+:math:`m \le ddof`, ``jitter`` with :math:`m = 1`) are null. Validation is native: a NaN or
+out-of-[0, 1] probability, or an inconsistent long record, is found by Polars expressions folded
+into the one pass, and only its summary reaches Python to raise the error.
 """
 
 from __future__ import annotations
 
+import functools
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias, cast
 
-import numpy as np
 import polars as pl
 
 from polars_fairmetrics._typing import ColumnNames, FrameT, Label
@@ -63,20 +76,28 @@ from polars_fairmetrics._validate import (
 )
 from polars_fairmetrics.counts import confusion_counts
 from polars_fairmetrics.disparity import (
+    Layout,
     Reference,
-    _make_reference_guard,
-    _reference_mask,
+    ZeroReference,
+    check_reference,
+    compare,
     disparities,
+    reference_statistics,
 )
 from polars_fairmetrics.exceptions import (
+    FairMetricsError,
+    InconsistentInputError,
     InvalidDtypeError,
     InvalidOptionError,
     InvalidScoreError,
 )
+from polars_fairmetrics.inputs import accepts_tables
 from polars_fairmetrics.metrics import METRICS, _metric_names, metrics_from_counts, safe_div
 
 __all__ = [
     "ENSEMBLE_METRICS",
+    "MSG_LONG_DUPLICATE",
+    "MSG_LONG_INCONSISTENT",
     "MSG_PROBABILITY_NAN",
     "MSG_PROBABILITY_RANGE",
     "Convention",
@@ -84,12 +105,12 @@ __all__ = [
     "ensemble_group_metrics",
     "ensemble_labels",
     "ensemble_sample_metrics",
-    "value_disparity",
 ]
 
-Convention: TypeAlias = Literal["seed", "virny"]
-"""``"seed"``: a label is 1 iff p >= 0.5, default reference ``"overall"``; ``"virny"``: 1 iff
-p > 0.5, default reference ``"rest"`` (the rows not in the group: Virny's dis vs priv)."""
+Convention: TypeAlias = Literal["half_up", "virny"]
+"""``"half_up"``: a probability of exactly 1/2 counts as label 1 (1 iff p >= 0.5), default
+reference ``"overall"``; ``"virny"`` (Virny's code): 1 iff p > 0.5, default reference ``"rest"``
+(the rows not in the group: Virny's dis vs priv)."""
 
 ENSEMBLE_METRICS: dict[str, str] = {
     "mean_probability": "mean over models of p_j",
@@ -99,7 +120,7 @@ ENSEMBLE_METRICS: dict[str, str] = {
     "jitter": "2 k (m - k) / (m (m - 1)): share of model pairs that disagree",
     "aleatoric_uncertainty": "mean over models of H(p_j) (expected binary entropy)",
     "overall_uncertainty": "H(mean p) (entropy of the mean probability)",
-    "epistemic_variance": "Var_j[p_j] with ddof (the seed's epistemic uncertainty)",
+    "epistemic_variance": "Var_j[p_j] with ddof (Virny's documented epistemic uncertainty)",
     "epistemic_mutual_information": "H(mean p) - mean_j H(p_j) (Virny's epistemic uncertainty)",
 }
 """The per-row ensemble metrics (name → formula), in output order."""
@@ -108,16 +129,32 @@ MSG_PROBABILITY_RANGE = (
     "column {column!r} (ensemble probability) has a value {value!r} outside [0, 1]"
 )
 MSG_PROBABILITY_NAN = "column {column!r} (ensemble probability) has a NaN value"
+MSG_LONG_INCONSISTENT = (
+    "column {column!r} ({role}) is not the same in every record of row id {row!r} of the long "
+    "layout: it holds {first!r} and {second!r}"
+)
+MSG_LONG_DUPLICATE = (
+    "column {column!r} (model_col) has {records} records but {models} distinct models for row "
+    "id {row!r} of the long layout: a (row, model) pair is given more than once"
+)
 
+_L = "_pfm_sorted"
 _M = "_pfm_m"
 _S1 = "_pfm_s1"
+_MEAN = "_pfm_mean"
 _K = "_pfm_k"
 _SH = "_pfm_sh"
 _VAR = "_pfm_var"
 _IQR = "_pfm_iqr"
-_W = "_pfm_w"
+_BAD = "_pfm_bad"
+_INFO = "_pfm_info"
 _ROWS = "_pfm_rows"
-_STATS = (_M, _S1, _K, _SH, _VAR, _IQR)
+_NREC = "_pfm_nrec"
+_NMOD = "_pfm_nmod"
+
+_NETWORK_MAX = 64
+"""Up to this many models (wide layout), rows are sorted by a sorting network of column-wise
+min/max; beyond it, by a per-row array sort (slower, same result)."""
 
 
 # ---------------------------------------------------------------------------------------------
@@ -131,6 +168,7 @@ class _Source:
     models: tuple[str, ...] = ()
     list_col: str | None = None
     row_id: str | None = None
+    model_col: str | None = None
     prob_col: str | None = None
 
     @property
@@ -139,7 +177,7 @@ class _Source:
             return list(self.models)
         if self.kind == "list":
             return [cast(str, self.list_col)]
-        return [cast(str, self.row_id), cast(str, self.prob_col)]
+        return [cast(str, self.row_id), cast(str, self.model_col), cast(str, self.prob_col)]
 
 
 def _source(
@@ -148,12 +186,14 @@ def _source(
     list_col: str | None,
     row_id: str | None,
     prob_col: str | None,
+    model_col: str | None = None,
 ) -> _Source:
-    given = [models is not None, list_col is not None, row_id is not None or prob_col is not None]
+    long_given = row_id is not None or prob_col is not None or model_col is not None
+    given = [models is not None, list_col is not None, long_given]
     if sum(given) != 1:
         raise InvalidOptionError(
             "give the ensemble's probabilities in exactly one layout: models=[columns] (wide), "
-            "list_col= (a List column) or row_id= and prob_col= (long)"
+            "list_col= (a List column) or row_id=, model_col= and prob_col= (long)"
         )
     if models is not None:
         cols = as_list(models)
@@ -171,194 +211,449 @@ def _source(
                 f"column {list_col!r} (list_col) has dtype {dtype}, expected a List of numbers"
             )
         return _Source("list", list_col=list_col)
-    if row_id is None or prob_col is None:
-        raise InvalidOptionError("the long layout needs both row_id= and prob_col=")
+    if row_id is None or prob_col is None or model_col is None:
+        raise InvalidOptionError(
+            "the long layout needs row_id=, model_col= and prob_col= (the model column is what "
+            "tells a duplicated record from another model's prediction)"
+        )
+    if len({row_id, model_col, prob_col}) != 3:
+        raise InvalidOptionError(
+            f"row_id={row_id!r}, model_col={model_col!r} and prob_col={prob_col!r} must be "
+            "three different columns"
+        )
     require_columns(schema, "row_id", [row_id])
+    require_columns(schema, "model_col", [model_col])
     require_columns(schema, "prob_col", [prob_col])
     require_numeric(schema, prob_col, "ensemble probability")
-    return _Source("long", row_id=row_id, prob_col=prob_col)
+    return _Source("long", row_id=row_id, model_col=model_col, prob_col=prob_col)
 
 
-def _check_probabilities(column: str) -> Any:
-    """A batch function raising on NaN or out-of-[0, 1] probabilities; returns all-True."""
+# ---------------------------------------------------------------------------------------------
+# Sorting each row's probabilities: the canonical order every statistic is computed in
+# ---------------------------------------------------------------------------------------------
 
-    def check(s: pl.Series) -> pl.Series:
-        if s.dtype == pl.Struct:
-            for field in s.struct.fields:
-                _raise_if_bad(s.struct.field(field), field)
+
+def _oddeven_merge(lo: int, hi: int, r: int) -> Iterator[tuple[int, int]]:
+    step = r * 2
+    if step < hi - lo:
+        yield from _oddeven_merge(lo, hi, step)
+        yield from _oddeven_merge(lo + r, hi, step)
+        yield from ((i, i + r) for i in range(lo + r, hi - r, step))
+    else:
+        yield (lo, lo + r)
+
+
+def _oddeven_merge_sort(lo: int, hi: int) -> Iterator[tuple[int, int]]:
+    if hi - lo >= 1:
+        mid = lo + (hi - lo) // 2
+        yield from _oddeven_merge_sort(lo, mid)
+        yield from _oddeven_merge_sort(mid + 1, hi)
+        yield from _oddeven_merge(lo, hi, 1)
+
+
+@functools.lru_cache(maxsize=64)
+def _sorting_network(m: int) -> tuple[tuple[tuple[int, int], ...], ...]:
+    """Layers of comparators (i < j) of Batcher's odd–even merge sort of ``m`` values.
+
+    Built for the next power of two; a comparator touching a position >= m is dropped (those
+    positions hold +inf, which a comparator leaves in place). Comparators of one layer touch
+    disjoint positions, so a layer is one ``with_columns``.
+    """
+    size = 1
+    while size < m:
+        size *= 2
+    layers: list[list[tuple[int, int]]] = []
+    depth = [0] * m
+    for i, j in _oddeven_merge_sort(0, size - 1):
+        if j >= m:
+            continue
+        d = max(depth[i], depth[j])
+        if d == len(layers):
+            layers.append([])
+        layers[d].append((i, j))
+        depth[i] = depth[j] = d + 1
+    return tuple(tuple(layer) for layer in layers)
+
+
+def _clean(p: pl.Expr) -> pl.Expr:
+    """Float64 with −0.0 written +0.0 (sorting treats them as equal, their order would leak)."""
+    p = p.cast(pl.Float64)
+    return pl.when(p == 0.0).then(pl.lit(0.0)).otherwise(p)
+
+
+def _sorted_wide(
+    lf: pl.LazyFrame, models: Sequence[str], carry: list[str], schema: pl.Schema
+) -> pl.LazyFrame:
+    """``carry`` + ``_M`` + ``_L``: each row's non-null probabilities, sorted ascending.
+
+    Missing probabilities become +inf, as do values above 1 and NaN (so they sort last; the
+    non-null count ``_M`` keeps the invalid ones inside the list, where the range check finds
+    them); a sorting network of column-wise min/max sorts the row; the first ``_M`` values
+    are the row's sorted probabilities. Float32 models are sorted as Float32 (half the memory
+    traffic; the cast to Float64 afterwards is exact and keeps the order).
+    """
+    tmp = [f"_pfm_x{j}" for j in range(len(models))]
+    dtype = pl.Float32 if all(schema[c] == pl.Float32 for c in models) else pl.Float64
+    inf = pl.lit(math.inf, dtype=dtype)
+    prepared = []
+    for c, t in zip(models, tmp, strict=True):
+        p = pl.col(c).cast(dtype)
+        prepared.append(
+            pl.when(p == 0.0)
+            .then(pl.lit(0.0, dtype=dtype))
+            .when(p <= 1.0)
+            .then(p)
+            .otherwise(inf)
+            .alias(t)
+        )
+    m = pl.sum_horizontal([pl.col(c).is_not_null() for c in models]).cast(pl.Int64)
+    out = lf.select(*[pl.col(c) for c in carry], m.alias(_M), *prepared)
+    if len(models) <= _NETWORK_MAX:
+        for layer in _sorting_network(len(models)):
+            out = out.with_columns(
+                e
+                for i, j in layer
+                for e in (
+                    pl.min_horizontal(tmp[i], tmp[j]).alias(tmp[i]),
+                    pl.max_horizontal(tmp[i], tmp[j]).alias(tmp[j]),
+                )
+            )
+        arr = pl.concat_arr(tmp)
+    else:
+        arr = pl.concat_arr(tmp).arr.sort()
+    lst = arr.arr.to_list().cast(pl.List(pl.Float64)).list.slice(0, pl.col(_M))
+    return out.select(*[pl.col(c) for c in carry], pl.col(_M), lst.alias(_L))
+
+
+def _sorted_list(lf: pl.LazyFrame, name: str, carry: list[str]) -> pl.LazyFrame:
+    el = pl.element()
+    lst = (
+        pl.col(name)
+        .cast(pl.List(pl.Float64))
+        .list.drop_nulls()
+        .list.sort()
+        .list.eval(pl.when(el == 0.0).then(pl.lit(0.0)).otherwise(el))
+    )
+    return lf.select(*[pl.col(c) for c in carry], lst.alias(_L)).with_columns(
+        pl.col(_L).list.len().fill_null(0).cast(pl.Int64).alias(_M)
+    )
+
+
+def _numeric_like(dtype: pl.DataType) -> bool:
+    return dtype.is_numeric() or dtype.is_temporal() or dtype == pl.Boolean
+
+
+def _long_check_cols(column: str) -> tuple[str, str, str, str]:
+    return (f"_pfm_lo_{column}", f"_pfm_hi_{column}", f"_pfm_nn_{column}", f"_pfm_nan_{column}")
+
+
+def _sorted_long(
+    lf: pl.LazyFrame, src: _Source, carry: list[str], schema: pl.Schema
+) -> tuple[pl.LazyFrame, pl.Expr, list[str]]:
+    """One ``group_by(row_id)``: sorted probabilities, per-row columns and consistency checks.
+
+    Returns the frame, the "inconsistent records" flag and the names of the check columns.
+    Streaming reductions only, chosen for cost:
+
+    - a numeric (or temporal, Boolean) per-row column is consistent within a row id when its
+      min and max agree and it is null in none or all of the records (and NaN in none or all,
+      for floats); the row's value is then the min;
+    - any other column (text, categorical, nested) is compared through its 64-bit hash: the
+      values at the smallest and at the largest hash (``min_by``/``max_by``) must be equal
+      (a null is a value like any other here);
+    - a (row, model) pair given twice shows as fewer distinct model hashes than records.
+
+    A hash collision between two different values (probability about 2⁻⁶⁴ per pair) is the only
+    way an inconsistency could pass.
+    """
+    rid, model = cast(str, src.row_id), cast(str, src.model_col)
+    p = _clean(pl.col(cast(str, src.prob_col)))
+    aggs: list[pl.Expr] = [
+        p.drop_nulls().sort().alias(_L),
+        pl.len().cast(pl.Int64).alias(_NREC),
+        pl.col(model).hash().n_unique().cast(pl.Int64).alias(_NMOD),
+    ]
+    nrec = pl.col(_NREC)
+    problem = pl.col(_NMOD) < nrec
+    checks = [_NREC, _NMOD]
+    for c in carry:
+        if c == rid:
+            continue
+        lo, hi, nn, nan = _long_check_cols(c)
+        col = pl.col(c)
+        dtype = schema[c]
+        if dtype == pl.Object:
+            aggs.append(col.first().alias(lo))
+            continue
+        checks += [lo, hi]
+        if _numeric_like(dtype):
+            aggs += [col.min().alias(lo), col.max().alias(hi), col.null_count().alias(nn)]
+            checks.append(nn)
+            nulls = pl.col(nn).cast(pl.Int64)
+            bad = pl.col(lo).ne_missing(pl.col(hi)) | ((nulls > 0) & (nulls < nrec))
+            if dtype.is_float():
+                aggs.append(col.is_nan().sum().alias(nan))
+                checks.append(nan)
+                nans = pl.col(nan).cast(pl.Int64)
+                bad = bad | ((nans > 0) & (nans < nrec - nulls))
         else:
-            _raise_if_bad(s.explode() if s.dtype in (pl.List, pl.Array) else s, column)
-        return pl.Series(s.name, np.ones(len(s), dtype=np.bool_))
+            h = col.hash()
+            aggs += [col.min_by(h).alias(lo), col.max_by(h).alias(hi)]
+            bad = pl.col(lo).ne_missing(pl.col(hi))
+        problem = problem | bad
+    out = (
+        lf.group_by(rid)
+        .agg(aggs)
+        .with_columns(
+            pl.col(_L).list.len().cast(pl.Int64).alias(_M),
+            *[pl.col(_long_check_cols(c)[0]).alias(c) for c in carry if c != rid],
+        )
+    )
+    return out, problem, checks
 
-    return check
+
+# ---------------------------------------------------------------------------------------------
+# Per-row statistics from the sorted values
+# ---------------------------------------------------------------------------------------------
 
 
-def _raise_if_bad(s: pl.Series, column: str) -> None:
-    f = s.cast(pl.Float64)
-    if f.is_nan().any():
-        raise InvalidScoreError(MSG_PROBABILITY_NAN.format(column=column))
-    lo, hi = f.min(), f.max()
-    for v in (lo, hi):
-        if v is not None and not 0.0 <= cast(float, v) <= 1.0:
-            raise InvalidScoreError(MSG_PROBABILITY_RANGE.format(column=column, value=v))
+def _xlogx_sum(p: pl.Expr) -> pl.Expr:
+    r""":math:`p \ln p + (1-p) \ln(1-p)` with :math:`0 \ln 0 = 0`, for a non-null ``p``.
+
+    (Natural logarithms, once per value; the change of base is one division per row.)
+    """
+    q = 1.0 - p
+    zero = pl.lit(0.0)
+    return pl.when(p > 0.0).then(p * p.log()).otherwise(zero) + pl.when(q > 0.0).then(
+        q * q.log()
+    ).otherwise(zero)
+
+
+def _per_nat(base: float) -> pl.Expr:
+    r""":math:`1 / \ln b` as a literal factor.
+
+    Never divide a column by a literal: Polars turns ``column / scalar`` into a multiplication
+    by the reciprocal on multi-row chunks but divides on one-row chunks, so the last bit would
+    depend on how the engine chunks the rows. A multiplication is the same on every chunk.
+    """
+    return pl.lit(1.0 / math.log(base), dtype=pl.Float64)
 
 
 def _entropy(p: pl.Expr, base: float) -> pl.Expr:
-    """Binary entropy in base ``base`` with 0·log 0 = 0; null stays null."""
-    q = 1.0 - p
+    r"""Binary entropy in base ``base`` with 0·log 0 = 0; null stays null.
 
-    def term(x: pl.Expr) -> pl.Expr:
-        return pl.when(x > 0).then(x * x.log(base)).when(x.is_not_null()).then(pl.lit(0.0))
-
-    return pl.lit(0.0) - (term(p) + term(q))
+    :math:`|p \ln p + (1-p)\ln(1-p)| / \ln b`: the sum is never positive, and the absolute
+    value (unlike ``0 - x``, which the optimizer may turn into ``-x``) never makes a −0.0.
+    """
+    return pl.when(p.is_not_null()).then(_xlogx_sum(p).abs() * _per_nat(base))
 
 
 def _vote(p: pl.Expr, convention: Convention) -> pl.Expr:
-    return p >= 0.5 if convention == "seed" else p > 0.5
+    return p >= 0.5 if convention == "half_up" else p > 0.5
 
 
-def _iqr_rows(values: np.ndarray) -> np.ndarray:
-    """Per-row IQR of a 2-D array (NaN = no prediction), NumPy's linear interpolation."""
-    n, width = values.shape
-    out = np.full(n, np.nan)
-    if width == 0 or n == 0:
-        return out
-    srt = np.sort(values, axis=1)  # NaN sort last
-    m = width - np.isnan(srt).sum(axis=1)
-    has = m > 0
-    rows = np.arange(n)
+def _quantile_sorted(lst: pl.Expr, m: pl.Expr, quarters: int) -> pl.Expr:
+    r"""The ``quarters``/4 quantile of a sorted list of ``m`` values, as ``numpy.quantile``.
 
-    def quantile(q: float) -> np.ndarray:
-        h = (np.maximum(m, 1) - 1) * q
-        lo = np.floor(h).astype(np.int64)
-        hi = np.minimum(lo + 1, np.maximum(m, 1) - 1)
-        a, b = srt[rows, lo], srt[rows, hi]
-        t = h - lo
-        lerp: np.ndarray = np.where(t >= 0.5, b - (b - a) * (1 - t), a + (b - a) * t)
-        return lerp
-
-    out[has] = (quantile(0.75) - quantile(0.25))[has]
-    return out
+    NumPy's default (``method="linear"``): virtual index :math:`h = (m-1)q`, :math:`a, b` the
+    values at :math:`\lfloor h\rfloor` and the next position, :math:`t = h - \lfloor h\rfloor`,
+    and its ``_lerp``: :math:`a + (b-a)t` for :math:`t < 1/2`, :math:`b - (b-a)(1-t)` otherwise.
+    With :math:`q = k/4`, :math:`\lfloor h\rfloor` and :math:`t` are exact integer arithmetic
+    (:math:`(m-1)k` divided by 4), hence the same bits as NumPy's floating-point ones.
+    """
+    r = m - 1
+    num = r * quarters
+    i = num // 4
+    frac = num % 4
+    t = frac.cast(pl.Float64) * 0.25
+    a = lst.list.get(i, null_on_oob=True)
+    b = lst.list.get(pl.min_horizontal(i + 1, r), null_on_oob=True)
+    d = b - a
+    return pl.when(frac >= 2).then(b - d * (1.0 - t)).otherwise(a + d * t)
 
 
-def _iqr_struct(s: pl.Series) -> pl.Series:
-    fields = [s.struct.field(f).cast(pl.Float64).fill_null(np.nan).to_numpy()
-              for f in s.struct.fields]
-    values = np.column_stack(fields) if fields else np.empty((len(s), 0))
-    return pl.Series(s.name, _iqr_rows(values)).fill_nan(None)
+@dataclass(frozen=True)
+class _Needs:
+    k: bool
+    sh: bool
+    var: bool
+    iqr: bool
 
 
-def _iqr_list(s: pl.Series) -> pl.Series:
-    lengths = s.list.len().fill_null(0).to_numpy().astype(np.int64)
-    flat = (s.explode(empty_as_null=False, keep_nulls=False).cast(pl.Float64)
-            .fill_null(np.nan).to_numpy())
-    width = int(lengths.max()) if len(lengths) else 0
-    values = np.full((len(s), width), np.nan)
-    row = np.repeat(np.arange(len(s)), lengths)
-    starts = np.cumsum(lengths) - lengths
-    pos = np.arange(len(flat)) - np.repeat(starts, lengths)
-    values[row, pos] = flat
-    return pl.Series(s.name, _iqr_rows(values)).fill_nan(None)
+def _needs(names: Sequence[str]) -> _Needs:
+    s = set(names)
+    return _Needs(
+        k=bool(s & {"label_stability", "jitter"}),
+        sh=bool(s & {"aleatoric_uncertainty", "epistemic_mutual_information"}),
+        var=bool(s & {"std_probability", "epistemic_variance"}),
+        iqr="iqr_probability" in s,
+    )
 
 
 def _stats(
     lf: pl.LazyFrame,
     src: _Source,
-    keep: list[str],
+    carry: list[str],
+    schema: pl.Schema,
     *,
     convention: Convention,
     ddof: int,
     base: float,
-    iqr: bool,
-) -> pl.LazyFrame:
-    """Per-row sufficient statistics: m, Σp, votes k, ΣH(p), variance, IQR (+ ``keep``)."""
-    if src.kind == "long":
-        rid = cast(str, src.row_id)
-        p = pl.col(cast(str, src.prob_col)).cast(pl.Float64)
-        ok = p.map_batches(_check_probabilities(cast(str, src.prob_col)),
-                           return_dtype=pl.Boolean, is_elementwise=True)
-        p = pl.when(ok).then(p)
-        aggs = [
-            p.count().cast(pl.Int64).alias(_M),
-            p.sum().alias(_S1),
-            _vote(p, convention).sum().cast(pl.Int64).alias(_K),
-            _entropy(p, base).sum().alias(_SH),
-            p.var(ddof=ddof).alias(_VAR),
-            *[pl.col(c).first() for c in keep if c != rid],
-        ]
-        if iqr:
-            aggs.append((p.quantile(0.75, "linear") - p.quantile(0.25, "linear")).alias(_IQR))
-        out = lf.group_by(rid).agg(aggs)
-        # a row id whose probabilities are all null: Σ over nothing is 0, make it null
-        return out.with_columns(
-            pl.when(pl.col(_M) > 0).then(pl.col(c)).alias(c) for c in (_S1, _SH)
-        ).sort(rid, nulls_last=True)
+    needs: _Needs,
+) -> tuple[pl.LazyFrame, list[str]]:
+    """Per-row statistics (+ ``carry``), each evaluated once, and the check columns.
+
+    Columns: ``_M`` (m), ``_S1`` (Σp), ``_MEAN``, ``_K`` (votes), ``_SH`` (ΣH(p)), ``_VAR``,
+    ``_IQR`` as needed, ``_BAD`` (the row has an invalid probability or inconsistent
+    records), and the columns explaining a bad row (returned as the second value).
+    """
     if src.kind == "wide":
-        cols = [pl.col(c).cast(pl.Float64) for c in src.models]
-        ok = pl.struct(list(src.models)).map_batches(
-            _check_probabilities(src.models[0]), return_dtype=pl.Boolean, is_elementwise=True
-        )
-        m = pl.when(ok).then(pl.sum_horizontal([c.is_not_null() for c in cols]).cast(pl.Int64))
-        s1 = pl.sum_horizontal(cols)
-        k = pl.sum_horizontal([_vote(c, convention) for c in cols]).cast(pl.Int64)
-        sh = pl.sum_horizontal([_entropy(c, base) for c in cols])
-        mean = safe_div(s1, m)
-        ss = pl.sum_horizontal([(c - mean) ** 2 for c in cols])
-        var = pl.when(m > ddof).then(ss / (m - ddof).cast(pl.Float64))
-        exprs = [m.alias(_M), pl.when(m > 0).then(s1).alias(_S1),
-                 pl.when(m >= 0).then(k).alias(_K), pl.when(m > 0).then(sh).alias(_SH),
-                 var.alias(_VAR)]
-        if iqr:
-            iqr_expr = pl.struct(list(src.models)).map_batches(
-                _iqr_struct, return_dtype=pl.Float64, is_elementwise=True)
-            exprs.append(pl.when(m > 0).then(iqr_expr).alias(_IQR))
-        return lf.select(*[pl.col(c) for c in keep], *exprs)
-    name = cast(str, src.list_col)
-    ok = pl.col(name).map_batches(_check_probabilities(name), return_dtype=pl.Boolean,
-                                  is_elementwise=True)
-    lst = pl.col(name).cast(pl.List(pl.Float64)).list.drop_nulls()
-    m = pl.when(ok).then(lst.list.len().fill_null(0).cast(pl.Int64))
+        info = [c for c in src.models if c not in carry]
+        sorted_lf = _sorted_wide(lf, src.models, [*carry, *info], schema)
+        checks = list(src.models)
+        problem: pl.Expr = pl.lit(False)
+    elif src.kind == "list":
+        name = cast(str, src.list_col)
+        info = [name] if name not in carry else []
+        sorted_lf = _sorted_list(lf, name, [*carry, *info])
+        checks = [name]
+        problem = pl.lit(False)
+    else:
+        rid = cast(str, src.row_id)
+        sorted_lf, problem, checks = _sorted_long(lf, src, carry, schema)
+        checks = [rid, _L, *checks]
+    lst, m = pl.col(_L), pl.col(_M)
     el = pl.element()
-    exprs = [
-        m.alias(_M),
+    bad_p = ((lst.list.first() < 0.0) | (lst.list.last() > 1.0)).fill_null(False)
+    first: list[pl.Expr] = [
         pl.when(m > 0).then(lst.list.sum()).alias(_S1),
-        pl.when(m >= 0).then(lst.list.eval(_vote(el, convention)).list.sum().cast(pl.Int64))
-        .alias(_K),
-        pl.when(m > 0).then(lst.list.eval(_entropy(el, base)).list.sum()).alias(_SH),
-        pl.when(m > ddof).then(lst.list.var(ddof=ddof)).alias(_VAR),
+        (bad_p | problem).alias(_BAD),
     ]
-    if iqr:
-        iqr_expr = pl.col(name).map_batches(_iqr_list, return_dtype=pl.Float64,
-                                            is_elementwise=True)
-        exprs.append(pl.when(m > 0).then(iqr_expr).alias(_IQR))
-    return lf.select(*[pl.col(c) for c in keep], *exprs)
+    if needs.k:
+        first.append(lst.list.eval(_vote(el, convention)).list.sum().cast(pl.Int64).alias(_K))
+    if needs.sh:
+        nats = lst.list.eval(_xlogx_sum(el)).list.sum()
+        first.append(pl.when(m > 0).then(nats.abs() * _per_nat(base)).alias(_SH))
+    if needs.iqr:
+        iqr = _quantile_sorted(lst, m, 3) - _quantile_sorted(lst, m, 1)
+        first.append(pl.when(m > 0).then(iqr).alias(_IQR))
+    out = sorted_lf.with_columns(first).with_columns(safe_div(pl.col(_S1), m).alias(_MEAN))
+    if needs.var:
+        dev = lst - pl.col(_MEAN)
+        ss = (dev * dev).list.sum()
+        out = out.with_columns(pl.when(m > ddof).then(ss / (m - ddof).cast(pl.Float64)).alias(_VAR))
+    return out, checks
 
 
 def _metric_exprs(names: Sequence[str], *, base: float) -> dict[str, pl.Expr]:
     """Per-row metrics from the statistics columns."""
     m, k = pl.col(_M), pl.col(_K)
-    mean = safe_div(pl.col(_S1), m)
-    aleatoric = safe_div(pl.col(_SH), m)
-    overall = _entropy(mean, base)
+    mean = pl.col(_MEAN)
     mf = m.cast(pl.Float64)
     kf = k.cast(pl.Float64)
-    all_exprs: dict[str, pl.Expr] = {
-        "mean_probability": mean,
-        "std_probability": pl.col(_VAR).sqrt(),
-        "iqr_probability": pl.col(_IQR),
-        "label_stability": safe_div((2 * kf - mf).abs(), mf),
-        "jitter": safe_div(2.0 * kf * (mf - kf), mf * (mf - 1.0)),
-        "aleatoric_uncertainty": aleatoric,
-        "overall_uncertainty": overall,
-        "epistemic_variance": pl.col(_VAR),
-        "epistemic_mutual_information": overall - aleatoric,
+    exprs: dict[str, Callable[[], pl.Expr]] = {
+        "mean_probability": lambda: mean,
+        "std_probability": lambda: pl.col(_VAR).sqrt(),
+        "iqr_probability": lambda: pl.col(_IQR),
+        "label_stability": lambda: safe_div((2 * kf - mf).abs(), mf),
+        "jitter": lambda: safe_div(2.0 * kf * (mf - kf), mf * (mf - 1.0)),
+        "aleatoric_uncertainty": lambda: safe_div(pl.col(_SH), m),
+        "overall_uncertainty": lambda: _entropy(mean, base),
+        "epistemic_variance": lambda: pl.col(_VAR),
+        "epistemic_mutual_information": lambda: _entropy(mean, base) - safe_div(pl.col(_SH), m),
     }
-    return {n: all_exprs[n].alias(n) for n in names}
+    return {n: exprs[n]().alias(n) for n in names}
+
+
+# ---------------------------------------------------------------------------------------------
+# Explaining a bad row (Python sees one summary row, only when something is wrong)
+# ---------------------------------------------------------------------------------------------
+
+
+def _probability_error(column: str, values: Sequence[Any], where: str = "") -> FairMetricsError:
+    for v in values:
+        if v is None:
+            continue
+        f = float(v)
+        if math.isnan(f):
+            return InvalidScoreError(MSG_PROBABILITY_NAN.format(column=column) + where)
+        if not 0.0 <= f <= 1.0:
+            return InvalidScoreError(MSG_PROBABILITY_RANGE.format(column=column, value=v) + where)
+    return InvalidScoreError(f"column {column!r} (ensemble probability) has an invalid value")
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Equal values, NaN equal to NaN (a float column whose records are all NaN is constant)."""
+    if isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b):
+        return True
+    return bool(a == b)
+
+
+def _explainer(
+    src: _Source, roles: Mapping[str, str], schema: pl.Schema
+) -> Callable[[Mapping[str, Any]], FairMetricsError]:
+    """A function turning the check columns of a bad row into the error to raise."""
+    if src.kind == "wide":
+
+        def wide(row: Mapping[str, Any]) -> FairMetricsError:
+            for c in src.models:
+                v = row[c]
+                if v is not None and (math.isnan(float(v)) or not 0.0 <= float(v) <= 1.0):
+                    return _probability_error(c, [v])
+            return _probability_error(src.models[0], [])
+
+        return wide
+    if src.kind == "list":
+        name = cast(str, src.list_col)
+        return lambda row: _probability_error(name, list(row[name] or []))
+    rid, model = cast(str, src.row_id), cast(str, src.model_col)
+
+    def long(row: Mapping[str, Any]) -> FairMetricsError:
+        r, n = row[rid], row[_NREC]
+        if row[_NMOD] < n:
+            return InconsistentInputError(
+                MSG_LONG_DUPLICATE.format(column=model, row=r, records=n, models=row[_NMOD])
+            )
+        for c, role in roles.items():
+            lo, hi, nn, nan = _long_check_cols(c)
+            if c == rid or lo not in row or hi not in row:
+                continue
+            first, second = row[lo], row[hi]
+            nulls, nans = row.get(nn) or 0, row.get(nan) or 0
+            if not _same(first, second):
+                pass
+            elif 0 < nulls < n:
+                second = None
+            elif 0 < nans < n - nulls:
+                first, second = float("nan"), first
+            else:
+                continue
+            return InconsistentInputError(
+                MSG_LONG_INCONSISTENT.format(column=c, role=role, row=r, first=first, second=second)
+            )
+        return _probability_error(
+            cast(str, src.prob_col), list(row[_L] or [])[::-1], f" (row id {r!r})"
+        )
+
+    return long
+
+
+def _row_guard(
+    explain: Callable[[Mapping[str, Any]], FairMetricsError],
+) -> Callable[[pl.Series], pl.Series]:
+    """Elementwise batch check for per-row outputs: returns the ``_S1`` field, or raises."""
+
+    def guard(s: pl.Series) -> pl.Series:
+        bad = s.struct.field(_BAD)
+        if bad.any():
+            raise explain(s.struct.unnest().filter(bad).row(0, named=True))
+        return s.struct.field(_S1)
+
+    return guard
 
 
 def _label_expr(convention: Convention) -> pl.Expr:
-    mean = safe_div(pl.col(_S1), pl.col(_M))
-    return _vote(mean, convention).alias("ensemble_label")
+    return _vote(pl.col(_MEAN), convention).alias("ensemble_label")
 
 
 def _names(metrics: str | Sequence[str] | None) -> list[str]:
@@ -380,12 +675,17 @@ def _is_empty(names: str | Sequence[str] | None) -> bool:
 
 
 def _check_options(convention: str, ddof: int, log_base: float) -> None:
-    if convention not in ("seed", "virny"):
-        raise InvalidOptionError(f"convention={convention!r}; use 'seed' or 'virny'")
+    if convention not in ("half_up", "virny"):
+        hint = " (renamed 'half_up')" if convention == "seed" else ""
+        raise InvalidOptionError(f"convention={convention!r}{hint}; use 'half_up' or 'virny'")
     if isinstance(ddof, bool) or not isinstance(ddof, int) or ddof < 0:
         raise InvalidOptionError(f"ddof={ddof!r} must be a non-negative integer")
-    if not (isinstance(log_base, (int, float)) and math.isfinite(log_base) and log_base > 0
-            and log_base != 1):
+    if not (
+        isinstance(log_base, (int, float))
+        and math.isfinite(log_base)
+        and log_base > 0
+        and log_base != 1
+    ):
         raise InvalidOptionError(f"log_base={log_base!r} must be positive, finite and not 1")
 
 
@@ -398,6 +698,7 @@ def _return(out: pl.LazyFrame, data: pl.DataFrame | pl.LazyFrame) -> Any:
 # ---------------------------------------------------------------------------------------------
 
 
+@accepts_tables
 def ensemble_sample_metrics(
     data: FrameT,
     *,
@@ -407,9 +708,10 @@ def ensemble_sample_metrics(
     prob_col: str | None = None,
     keep: ColumnNames | None = None,
     metrics: str | Sequence[str] | None = None,
-    convention: Convention = "seed",
+    convention: Convention = "half_up",
     ddof: int = 1,
     log_base: float = 2.0,
+    model_col: str | None = None,
 ) -> FrameT:
     r"""Per-row ensemble stability and uncertainty metrics (see the module table for formulas).
 
@@ -423,16 +725,20 @@ def ensemble_sample_metrics(
     ----------
     data
         Predictions (DataFrame or LazyFrame; the result is of the same kind).
-    models, list_col, row_id, prob_col
-        The layout: ``models`` (wide), ``list_col`` (a List column), or ``row_id`` + ``prob_col``
-        (long: one row per test row and model).
+    models, list_col, row_id, model_col, prob_col
+        The layout: ``models`` (wide), ``list_col`` (a List column), or ``row_id`` +
+        ``model_col`` + ``prob_col`` (long: one record per test row and model).
     keep
         Columns to carry along. Default: every other column (wide and list layouts); nothing but
-        ``row_id`` (long layout — columns kept there take each row id's first value).
+        ``row_id`` (long layout — a column kept there must be the same in every record of a
+        row).
     metrics
         Names from :data:`ENSEMBLE_METRICS` (default: all).
     convention
-        ``"seed"`` (a label is 1 iff p >= 0.5) or ``"virny"`` (1 iff p > 0.5).
+        ``"half_up"`` (a label is 1 iff p >= 0.5: an exact 1/2 counts as 1) or ``"virny"``
+        (Virny's code: 1 iff p > 0.5); applies to each model's vote and to the ensemble label
+        (from the mean, computed in ascending order of the probabilities: a mean of exactly 0.5
+        gives 1, resp. 0, whatever the models' order).
     ddof
         Delta degrees of freedom of the variance and standard deviation (1, as Virny).
     log_base
@@ -449,6 +755,9 @@ def ensemble_sample_metrics(
     ------
     InvalidScoreError
         When the query runs, for a NaN probability or one outside [0, 1], naming the column.
+    InconsistentInputError
+        When the query runs (long layout), for a row whose kept columns differ between its
+        records or a (row, model) pair given twice, naming the column, row id and values.
 
     Examples
     --------
@@ -460,31 +769,56 @@ def ensemble_sample_metrics(
     """
     _check_options(convention, ddof, log_base)
     schema = schema_of(data)
-    src: _Source = _source(schema, models, list_col, row_id, prob_col)
+    src: _Source = _source(schema, models, list_col, row_id, prob_col, model_col)
     names = _names(metrics)
     keep_cols: list[str]
     if keep is None:
-        keep_cols = ([] if src.kind == "long" else
-                     [c for c in schema.names() if c not in src.inputs])
+        keep_cols = [] if src.kind == "long" else [c for c in schema.names() if c not in src.inputs]
     else:
         keep_cols = as_list(keep)
         require_columns(schema, "keep", keep_cols)
     if src.kind == "long":
-        keep_cols = [cast(str, src.row_id), *[c for c in keep_cols if c != src.row_id]]
-    check_reserved([c for c in keep_cols if c != src.row_id],
-                   ["n_models", "ensemble_label", *ENSEMBLE_METRICS])
-    stats = _stats(data.lazy(), src, keep_cols, convention=convention, ddof=ddof,
-                   base=float(log_base), iqr="iqr_probability" in names)
+        rid: str = cast(str, src.row_id)
+        keep_cols = [rid, *[c for c in keep_cols if c != rid]]
+        for c in keep_cols[1:]:
+            if c in src.inputs:
+                raise InvalidOptionError(
+                    f"keep= names {c!r}, a per-record column of the long layout (it differs "
+                    "between a row's records by design)"
+                )
+    check_reserved(
+        [c for c in keep_cols if c != src.row_id], ["n_models", "ensemble_label", *ENSEMBLE_METRICS]
+    )
+    stats, checks = _stats(
+        data.lazy(),
+        src,
+        keep_cols,
+        schema,
+        convention=convention,
+        ddof=ddof,
+        base=float(log_base),
+        needs=_needs(names),
+    )
+    explain = _explainer(src, dict.fromkeys(keep_cols, "keep"), schema)
+    checked = pl.struct(_BAD, _S1, *checks).map_batches(
+        _row_guard(explain), return_dtype=pl.Float64, is_elementwise=True
+    )
     exprs = _metric_exprs(names, base=float(log_base))
-    out = stats.select(
+    out = stats.with_columns(checked.alias(_S1)).with_columns(
+        safe_div(pl.col(_S1), pl.col(_M)).alias(_MEAN)
+    )
+    out = out.select(
         *[pl.col(c) for c in keep_cols],
         pl.col(_M).alias("n_models"),
         _label_expr(convention),
         *exprs.values(),
     )
+    if src.kind == "long":
+        out = out.sort(cast(str, src.row_id), nulls_last=True)
     return cast(FrameT, _return(out, data))
 
 
+@accepts_tables
 def ensemble_labels(
     data: FrameT,
     *,
@@ -493,11 +827,15 @@ def ensemble_labels(
     row_id: str | None = None,
     prob_col: str | None = None,
     keep: ColumnNames | None = None,
-    convention: Convention = "seed",
+    convention: Convention = "half_up",
+    model_col: str | None = None,
 ) -> FrameT:
     r"""The ensemble's label from its mean probability, for the core's confusion metrics.
 
-    .. math:: \hat y = 1[\bar p \ge 0.5] \text{ (seed)},\quad 1[\bar p > 0.5] \text{ (Virny)}
+    .. math:: \hat y = 1[\bar p \ge 0.5] \text{ (half\_up)},\quad 1[\bar p > 0.5] \text{ (virny)}
+
+    with :math:`\bar p` summed in ascending order of the probabilities, so that the label of a
+    mean of exactly 0.5 does not depend on the order of the models.
 
     Returns the kept columns, ``mean_probability`` and ``ensemble_label`` (Boolean; null when no
     model predicted the row), ready for :func:`~polars_fairmetrics.confusion_counts`,
@@ -516,8 +854,15 @@ def ensemble_labels(
     0.5
     """
     out = ensemble_sample_metrics(
-        data, models=models, list_col=list_col, row_id=row_id, prob_col=prob_col, keep=keep,
-        metrics="mean_probability", convention=convention,
+        data,
+        models=models,
+        list_col=list_col,
+        row_id=row_id,
+        prob_col=prob_col,
+        model_col=model_col,
+        keep=keep,
+        metrics="mean_probability",
+        convention=convention,
     )
     return out.drop("n_models")
 
@@ -531,62 +876,113 @@ def _group_sums(
     data: pl.DataFrame | pl.LazyFrame,
     *,
     src: _Source,
-    keys: list[str],
+    plan: _Plan,
     weight: str | None,
-    names: list[str],
     convention: Convention,
     ddof: int,
     base: float,
-    extra_keep: list[str],
+    y_true: str | None,
 ) -> tuple[pl.LazyFrame, pl.LazyFrame]:
-    """(per-row metric frame, per-group additive sums) as LazyFrames."""
-    keep = list(dict.fromkeys([*keys, *([weight] if weight else []), *extra_keep]))
+    """(per-row frame, validated per-group additive sums) as LazyFrames.
+
+    The per-row statistics are evaluated once, in one frame that both the group sums and (with
+    ``y_true``) the confusion counts read. The group aggregation carries the checks: the
+    first bad row's explanation (a struct, null when every row is fine) and the weight
+    summary; a small guard on the aggregated table raises from them.
+    """
+    keys = plan.keys
+    roles: dict[str, str] = {}
+    for c in plan.parts:
+        roles[c] = "partition_by"
+    for c in plan.by:
+        roles[c] = "group"
+    if y_true:
+        roles.setdefault(y_true, "y_true")
+    if weight:
+        roles.setdefault(weight, "weight")
+    carry = list(roles)
     if src.kind == "long":
-        keep = [cast(str, src.row_id), *[c for c in keep if c != src.row_id]]
-    stats = _stats(data.lazy(), src, keep, convention=convention, ddof=ddof, base=base,
-                   iqr="iqr_probability" in names)
-    exprs = _metric_exprs(names, base=base)
+        rid = cast(str, src.row_id)
+        carry = [rid, *[c for c in carry if c != rid]]
+    schema = schema_of(data)
+    stats, checks = _stats(
+        data.lazy(),
+        src,
+        carry,
+        schema,
+        convention=convention,
+        ddof=ddof,
+        base=base,
+        needs=_needs(plan.names),
+    )
+    exprs = _metric_exprs(plan.names, base=base)
     rows = stats.select(
-        *[pl.col(c) for c in keep], pl.col(_M), pl.col(_S1), _label_expr(convention),
+        *[pl.col(c) for c in dict.fromkeys([*carry, *checks])],
+        pl.col(_BAD),
+        _label_expr(convention),
         *exprs.values(),
     )
-    w = pl.col(weight).cast(pl.Float64) if weight else pl.lit(1.0)
-    aggs: list[pl.Expr] = [pl.len().cast(pl.Int64).alias(_ROWS)]
-    for n in names:
-        valid = pl.col(n).is_not_null() & w.is_not_null()
-        aggs += [
-            (pl.col(n) * w).filter(valid).sum().alias(f"{n}__s"),
-            w.filter(valid).sum().alias(f"{n}__w"),
-            valid.sum().cast(pl.Int64).alias(f"{n}__n"),
-        ]
-    if weight:
-        wf = pl.col(weight).cast(pl.Float64)
-        aggs += [wf.min().alias("_pfm_wmin"), wf.max().alias("_pfm_wmax"),
-                 wf.sum().alias("_pfm_wsum")]
-    grouped = (rows.group_by(keys).agg(aggs) if keys
-               else rows.select(aggs))
-    if weight:
-        col = weight
+    if y_true:
+        rows = rows.cache()  # read by the group sums and by the count scan: evaluated once
+    w = pl.col(weight).cast(pl.Float64) if weight else None
+    aggs: list[pl.Expr] = [
+        pl.len().cast(pl.Int64).alias(_ROWS),
+        pl.struct(checks).filter(pl.col(_BAD)).first().alias(_INFO),
+    ]
+    for n in plan.names:
+        v = pl.col(n)
+        if w is None:
+            aggs += [v.sum().alias(f"{n}__s"), v.count().cast(pl.Int64).alias(f"{n}__n")]
+        else:
+            vw = v * w
+            aggs += [
+                vw.sum().alias(f"{n}__s"),
+                pl.when(v.is_not_null()).then(w).sum().alias(f"{n}__w"),
+                vw.count().cast(pl.Int64).alias(f"{n}__n"),
+            ]
+    if w is not None:
+        aggs += [w.min().alias("_pfm_wmin"), w.max().alias("_pfm_wmax"), w.sum().alias("_pfm_wsum")]
+    grouped = rows.group_by(keys).agg(aggs) if keys else rows.select(aggs)
+    if w is None:
+        grouped = grouped.with_columns(
+            pl.col(f"{n}__n").cast(pl.Float64).alias(f"{n}__w") for n in plan.names
+        )
+    explain = _explainer(src, roles, schema)
+    col = weight
+    drop = [_INFO, *(["_pfm_wmin", "_pfm_wmax", "_pfm_wsum"] if weight else [])]
 
-        def guard(t: pl.DataFrame) -> pl.DataFrame:
+    def guard(t: pl.DataFrame) -> pl.DataFrame:
+        bad = t.filter(pl.col(_INFO).is_not_null())
+        if bad.height:
+            raise explain(bad[_INFO][0])
+        if col is not None:
             check_weight_summary(
                 col,
                 cast("float | None", t["_pfm_wmin"].min()),
                 cast("float | None", t["_pfm_wmax"].max()),
                 cast("float | None", t["_pfm_wsum"].sum()) if t.height else None,
             )
-            return t.drop("_pfm_wmin", "_pfm_wmax", "_pfm_wsum")
+        return t.drop(drop)
 
-        sch = {k: v for k, v in grouped.collect_schema().items()
-               if k not in ("_pfm_wmin", "_pfm_wmax", "_pfm_wsum")}
-        grouped = grouped.map_batches(guard, schema=sch)
-    return rows, grouped
+    sch = {k: v for k, v in grouped.collect_schema().items() if k not in drop}
+    return rows, grouped.map_batches(guard, schema=sch)
+
+
+def _after_checks(frame: pl.LazyFrame, sums: pl.LazyFrame, keys: list[str]) -> pl.LazyFrame:
+    """``frame`` (a result built from the per-row frame) once the checks of ``sums`` passed.
+
+    The confusion metrics come from the per-row frame through the core's count scan, which
+    does not see the ensemble checks: joining the (small, validated) group table makes the
+    query run them even when no ensemble metric is requested.
+    """
+    if keys:
+        return frame.join(sums.select(keys), on=keys, how="semi", nulls_equal=True)
+    return frame.join(sums.select(pl.len().alias("_pfm_ok")), how="cross").drop("_pfm_ok")
 
 
 def _order_expr(names: Sequence[str]) -> pl.Expr:
     order = {n: i for i, n in enumerate([*ENSEMBLE_METRICS, *METRICS])}
-    return pl.col("metric").replace_strict(order, return_dtype=pl.Int64,
-                                           default=len(order))
+    return pl.col("metric").replace_strict(order, return_dtype=pl.Int64, default=len(order))
 
 
 @dataclass(frozen=True)
@@ -606,6 +1002,7 @@ def _plan(
     list_col: str | None,
     row_id: str | None,
     prob_col: str | None,
+    model_col: str | None,
     y_true: str | None,
     by: ColumnNames | None,
     partition_by: ColumnNames | None,
@@ -618,7 +1015,7 @@ def _plan(
 ) -> _Plan:
     _check_options(convention, ddof, log_base)
     schema = schema_of(data)
-    src = _source(schema, models, list_col, row_id, prob_col)
+    src = _source(schema, models, list_col, row_id, prob_col, model_col)
     by_cols = as_list(by)
     parts = as_list(partition_by)
     require_columns(schema, "group", by_cols)
@@ -626,9 +1023,22 @@ def _plan(
     keys = [*parts, *by_cols]
     if len(set(keys)) != len(keys):
         raise InvalidOptionError(f"a column is both in by= and partition_by=: {keys!r}")
-    check_reserved(keys, ["metric", "value", "n", "n_null", "n_w", "reference",
-                          "reference_value", "difference", "ratio", "ensemble_label",
-                          *src.inputs])
+    check_reserved(
+        keys,
+        [
+            "metric",
+            "value",
+            "n",
+            "n_null",
+            "n_w",
+            "reference",
+            "reference_value",
+            "difference",
+            "ratio",
+            "ensemble_label",
+            *src.inputs,
+        ],
+    )
     if weight is not None:
         require_columns(schema, "weight", [weight])
         require_numeric(schema, weight, "weight")
@@ -644,15 +1054,25 @@ def _plan(
 
 
 def _confusion_table(
-    rows: pl.LazyFrame, plan: _Plan, y_true: str, weight: str | None,
-    pos_label: Label | None, neg_label: Label | None,
+    rows: pl.LazyFrame,
+    plan: _Plan,
+    y_true: str,
+    weight: str | None,
+    pos_label: Label | None,
+    neg_label: Label | None,
 ) -> pl.LazyFrame:
     return confusion_counts(
-        rows, y_true=y_true, y_pred="ensemble_label", by=plan.keys or None, weight=weight,
-        pos_label=pos_label, neg_label=neg_label,
+        rows,
+        y_true=y_true,
+        y_pred="ensemble_label",
+        by=plan.keys or None,
+        weight=weight,
+        pos_label=pos_label,
+        neg_label=neg_label,
     )
 
 
+@accepts_tables
 def ensemble_group_metrics(
     data: FrameT,
     *,
@@ -666,11 +1086,12 @@ def ensemble_group_metrics(
     metrics: str | Sequence[str] | None = None,
     confusion_metrics: str | Sequence[str] | None = None,
     partition_by: ColumnNames | None = None,
-    convention: Convention = "seed",
+    convention: Convention = "half_up",
     ddof: int = 1,
     log_base: float = 2.0,
     pos_label: Label | None = None,
     neg_label: Label | None = None,
+    model_col: str | None = None,
 ) -> FrameT:
     r"""Per-group means of the per-row ensemble metrics, plus the ensemble label's confusion
     metrics (with ``y_true``), as one tidy frame.
@@ -686,7 +1107,7 @@ def ensemble_group_metrics(
 
     Parameters
     ----------
-    data, models, list_col, row_id, prob_col
+    data, models, list_col, row_id, model_col, prob_col
         Predictions and their layout (see :func:`ensemble_sample_metrics`).
     y_true
         True-label column: adds the core's confusion metrics of the ensemble label
@@ -731,14 +1152,32 @@ def ensemble_group_metrics(
     >>> out.select("g", "value", "n").rows()
     [('a', 0.5, 2), ('b', 1.0, 1)]
     """
-    plan: _Plan = _plan(data, models=models, list_col=list_col, row_id=row_id, prob_col=prob_col,
-                 y_true=y_true, by=by, partition_by=partition_by, weight=weight,
-                 metrics=metrics, confusion_metrics=confusion_metrics, convention=convention,
-                 ddof=ddof, log_base=log_base)
+    plan: _Plan = _plan(
+        data,
+        models=models,
+        list_col=list_col,
+        row_id=row_id,
+        prob_col=prob_col,
+        model_col=model_col,
+        y_true=y_true,
+        by=by,
+        partition_by=partition_by,
+        weight=weight,
+        metrics=metrics,
+        confusion_metrics=confusion_metrics,
+        convention=convention,
+        ddof=ddof,
+        log_base=log_base,
+    )
     rows, sums = _group_sums(
-        data, src=plan.src, keys=plan.keys, weight=weight, names=plan.names,
-        convention=convention, ddof=ddof, base=float(log_base),
-        extra_keep=[y_true] if y_true else [],
+        data,
+        src=plan.src,
+        plan=plan,
+        weight=weight,
+        convention=convention,
+        ddof=ddof,
+        base=float(log_base),
+        y_true=y_true,
     )
     parts: list[pl.LazyFrame] = []
     if plan.names:
@@ -746,6 +1185,7 @@ def ensemble_group_metrics(
             pl.struct(
                 pl.lit(n).alias("metric"),
                 safe_div(pl.col(f"{n}__s"), pl.col(f"{n}__w")).alias("value"),
+                pl.col(f"{n}__n").cast(pl.Int64).alias("support"),
                 pl.col(f"{n}__n").alias("n"),
                 (pl.col(_ROWS) - pl.col(f"{n}__n")).alias("n_null"),
                 *([pl.col(f"{n}__w").alias("n_w")] if weight else []),
@@ -754,17 +1194,29 @@ def ensemble_group_metrics(
         ]
         parts.append(
             sums.select(*plan.keys, pl.concat_list(structs).alias("_pfm_m"))
-            .explode("_pfm_m").unnest("_pfm_m")
+            .explode("_pfm_m")
+            .unnest("_pfm_m")
         )
     if plan.confusion:
         table = _confusion_table(rows, plan, cast(str, y_true), weight, pos_label, neg_label)
-        long = metrics_from_counts(table, metrics=plan.confusion, long=True)
-        long = long.join(table.select(*plan.keys, "n_null"), on=plan.keys, how="left",
-                         nulls_equal=True) if plan.keys else long.join(
-            table.select("n_null"), how="cross")
-        long = long.select(*plan.keys, "metric", "value", "n", "n_null",
-                           *(["n_w"] if weight else []))
-        parts.append(long)
+        long = metrics_from_counts(table, metrics=plan.confusion)
+        long = (
+            long.join(
+                table.select(*plan.keys, "n_null"), on=plan.keys, how="left", nulls_equal=True
+            )
+            if plan.keys
+            else long.join(table.select("n_null"), how="cross")
+        )
+        long = long.select(
+            *plan.keys,
+            "metric",
+            "value",
+            "support",
+            "n",
+            "n_null",
+            *(["n_w"] if weight else []),
+        )
+        parts.append(long if plan.names else _after_checks(long, sums, plan.keys))
     if not parts:
         raise InvalidOptionError("no metric requested: metrics=[] and no y_true=")
     out = pl.concat(parts, how="vertical_relaxed") if len(parts) > 1 else parts[0]
@@ -778,21 +1230,26 @@ def ensemble_group_metrics(
 # ---------------------------------------------------------------------------------------------
 
 
-def value_disparity(value: pl.Expr, reference_value: pl.Expr) -> tuple[pl.Expr, pl.Expr]:
-    """(difference, ratio) of a value against a reference: ``value − ref``, ``value / ref``.
+def _disparity_columns(plan: _Plan) -> list[str]:
+    """Column order of both parts of :func:`ensemble_disparities` (they are concatenated), in
+    the order of docs/results.md."""
+    return [
+        *plan.by,
+        *plan.parts,
+        "metric",
+        "value",
+        "support",
+        "n",
+        "n_null",
+        "reference",
+        "is_reference",
+        "reference_value",
+        "difference",
+        "ratio",
+    ]
 
-    The ratio is null where the reference is 0 (:func:`~polars_fairmetrics.safe_div`).
 
-    Examples
-    --------
-    >>> import polars as pl
-    >>> d, r = value_disparity(pl.lit(0.3), pl.lit(0.0))
-    >>> pl.select(d.alias("d"), r.alias("r")).row(0)
-    (0.3, None)
-    """
-    return value - reference_value, safe_div(value, reference_value)
-
-
+@accepts_tables
 def ensemble_disparities(
     data: FrameT,
     *,
@@ -801,17 +1258,18 @@ def ensemble_disparities(
     row_id: str | None = None,
     prob_col: str | None = None,
     by: ColumnNames,
-    reference: Reference = None,
+    reference: Reference | None = None,
     y_true: str | None = None,
     weight: str | None = None,
     metrics: str | Sequence[str] | None = None,
     confusion_metrics: str | Sequence[str] | None = None,
     partition_by: ColumnNames | None = None,
-    convention: Convention = "seed",
+    convention: Convention = "half_up",
     ddof: int = 1,
     log_base: float = 2.0,
     pos_label: Label | None = None,
     neg_label: Label | None = None,
+    model_col: str | None = None,
 ) -> FrameT:
     r"""Group means of the ensemble metrics against a reference: difference and ratio.
 
@@ -821,19 +1279,19 @@ def ensemble_disparities(
         \bar v_{rest(g)} = \frac{S_{tot} - S_g}{W_{tot} - W_g}
 
     where :math:`S` and :math:`W` are the additive sums :math:`\sum w_i v_i` and
-    :math:`\sum w_i` (no second scan). The seed composes the stability and uncertainty
-    disparities as differences (:math:`\Delta U = E_{dis}[U] - E_{priv}[U]`); the ratio is given
-    too (null when the reference is 0). With ``y_true``, the confusion metrics of the ensemble
-    label are added through :func:`~polars_fairmetrics.disparities` (its disparate impact is
-    the ``ratio`` of ``selection_rate``). The parameters not listed below are those of
-    :func:`ensemble_group_metrics`.
+    :math:`\sum w_i` (no second scan). Virny's documentation composes the stability and
+    uncertainty disparities as differences (:math:`\Delta U = E_{dis}[U] - E_{priv}[U]`); the
+    ratio is given too (null when the reference is 0). With ``y_true``, the confusion metrics
+    of the ensemble label are added through :func:`~polars_fairmetrics.disparities` (its
+    disparate impact is the ``ratio`` of ``selection_rate``). The parameters not listed below
+    are those of :func:`ensemble_group_metrics`.
 
     Parameters
     ----------
     reference
         A group value (tuple or mapping for several ``by`` columns), ``"rest"`` (the rows not in
         the group: Virny's dis vs priv) or ``"overall"``. Default: ``"overall"`` with
-        ``convention="seed"``, ``"rest"`` with ``convention="virny"``.
+        ``convention="half_up"``, ``"rest"`` with ``convention="virny"``.
 
     Returns
     -------
@@ -857,68 +1315,89 @@ def ensemble_disparities(
     """
     if reference is None:
         reference = "rest" if convention == "virny" else "overall"
-    plan: _Plan = _plan(data, models=models, list_col=list_col, row_id=row_id, prob_col=prob_col,
-                 y_true=y_true, by=by, partition_by=partition_by, weight=weight,
-                 metrics=metrics, confusion_metrics=confusion_metrics, convention=convention,
-                 ddof=ddof, log_base=log_base)
+    plan: _Plan = _plan(
+        data,
+        models=models,
+        list_col=list_col,
+        row_id=row_id,
+        prob_col=prob_col,
+        model_col=model_col,
+        y_true=y_true,
+        by=by,
+        partition_by=partition_by,
+        weight=weight,
+        metrics=metrics,
+        confusion_metrics=confusion_metrics,
+        convention=convention,
+        ddof=ddof,
+        log_base=log_base,
+    )
     if not plan.by:
         raise InvalidOptionError("ensemble_disparities needs by= (the group columns)")
     rows, sums = _group_sums(
-        data, src=plan.src, keys=plan.keys, weight=weight, names=plan.names,
-        convention=convention, ddof=ddof, base=float(log_base),
-        extra_keep=[y_true] if y_true else [],
+        data,
+        src=plan.src,
+        plan=plan,
+        weight=weight,
+        convention=convention,
+        ddof=ddof,
+        base=float(log_base),
+        y_true=y_true,
     )
-    ref_label = reference if isinstance(reference, str) else str(reference)
+    # Virny divides with NumPy: x / 0 is ±inf there; null (undefined) in our own convention
+    zero: ZeroReference = "infinity" if convention == "virny" else "null"
     parts_out: list[pl.LazyFrame] = []
     if plan.names:
-
-        def win(e: pl.Expr) -> pl.Expr:
-            return e.over(plan.parts) if plan.parts else e
-
         sum_cols = [f"{n}__{x}" for n in plan.names for x in ("s", "w")]
-        guard = None
-        if isinstance(reference, str) and reference in ("overall", "rest"):
-            if reference == "overall":
-                ref_cols = [win(pl.col(c).sum()).alias(f"_pfm_ref_{c}") for c in sum_cols]
-            else:
-                ref_cols = [(win(pl.col(c).sum()) - pl.col(c)).alias(f"_pfm_ref_{c}")
-                            for c in sum_cols]
-        elif isinstance(reference, (str, int, float, bool, tuple, Mapping)):
-            mask = _reference_mask(reference, plan.by, plan.parts)
-            ref_cols = [win(pl.col(c).filter(mask).sum()).alias(f"_pfm_ref_{c}")
-                        for c in sum_cols]
-            ref_cols.append(win(mask.any()).alias("_pfm_has_ref"))
-            guard = _make_reference_guard(reference, plan.by, plan.parts)
-        else:
-            raise InvalidOptionError(f"reference={reference!r} is not a group value")
-        with_ref = sums.with_columns(ref_cols)
-        if guard is not None:
-            sch = {k: v for k, v in with_ref.collect_schema().items() if k != "_pfm_has_ref"}
-            with_ref = with_ref.map_batches(guard, schema=sch)
+        layout = Layout(keys=list(plan.by), partitions=list(plan.parts))
+        with_ref = check_reference(
+            sums.with_columns(
+                reference_statistics(reference, layout, sum_cols, sums.collect_schema())
+            ),
+            reference,
+            layout,
+        )
         structs = []
         for n in plan.names:
             value = safe_div(pl.col(f"{n}__s"), pl.col(f"{n}__w"))
             ref_value = safe_div(pl.col(f"_pfm_ref_{n}__s"), pl.col(f"_pfm_ref_{n}__w"))
-            diff, ratio = value_disparity(value, ref_value)
-            structs.append(pl.struct(
-                pl.lit(n).alias("metric"), value.alias("value"),
-                ref_value.alias("reference_value"), diff.alias("difference"),
-                ratio.alias("ratio"), pl.col(f"{n}__n").cast(pl.Int64).alias("n"),
-            ))
+            diff, ratio = compare(value, ref_value, zero_reference=zero)
+            structs.append(
+                pl.struct(
+                    pl.lit(n).alias("metric"),
+                    value.alias("value"),
+                    ref_value.alias("reference_value"),
+                    diff.alias("difference"),
+                    ratio.alias("ratio"),
+                    pl.col(f"{n}__n").cast(pl.Int64).alias("support"),
+                    pl.col(f"{n}__n").cast(pl.Int64).alias("n"),
+                    (pl.col(_ROWS) - pl.col(f"{n}__n")).cast(pl.Int64).alias("n_null"),
+                )
+            )
         parts_out.append(
-            with_ref.select(*plan.by, *plan.parts, pl.concat_list(structs).alias("_pfm_m"))
-            .explode("_pfm_m").unnest("_pfm_m")
-            .with_columns(pl.lit(ref_label).alias("reference"))
+            with_ref.select(
+                *plan.by,
+                *plan.parts,
+                "reference",
+                "is_reference",
+                pl.concat_list(structs).alias("_pfm_m"),
+            )
+            .explode("_pfm_m")
+            .unnest("_pfm_m")
+            .select(*_disparity_columns(plan))
         )
     if plan.confusion:
         table = _confusion_table(rows, plan, cast(str, y_true), weight, pos_label, neg_label)
-        disp = disparities(table, by=plan.by, metrics=plan.confusion, reference=reference)
-        parts_out.append(disp.select(*plan.by, *plan.parts, "metric", "value", "reference_value",
-                                     "difference", "ratio", pl.col("n").cast(pl.Int64),
-                                     "reference"))
+        disp = disparities(
+            table, by=plan.by, metrics=plan.confusion, reference=reference, zero_reference=zero
+        )
+        if not plan.names:
+            disp = _after_checks(disp, sums, plan.keys)
+        parts_out.append(
+            disp.with_columns(pl.col("n").cast(pl.Int64)).select(*_disparity_columns(plan))
+        )
     if not parts_out:
         raise InvalidOptionError("no metric requested: metrics=[] and no y_true=")
-    out = (pl.concat(parts_out, how="vertical_relaxed") if len(parts_out) > 1
-           else parts_out[0])
+    out = pl.concat(parts_out, how="vertical_relaxed") if len(parts_out) > 1 else parts_out[0]
     out = out.sort([*plan.parts, *plan.by, _order_expr(plan.names)], nulls_last=True)
     return cast(FrameT, _return(out, data))

@@ -64,7 +64,7 @@ def plot_histogram_grid(pmf: pl.DataFrame, measure: str, *, bins: int = 109) -> 
     if measure not in MEASURES:
         raise InvalidOptionError(f"unknown measure {measure!r}; choose from {list(MEASURES)}")
     plt = _pyplot()
-    sub = pmf.filter(pl.col("measure") == measure)
+    sub = pmf.filter(pl.col("metric") == measure)
     if sub.height == 0:
         raise InvalidOptionError(f"the PMF frame has no rows for {measure!r}")
     n = int(sub["n"][0])
@@ -112,7 +112,7 @@ def _lines(marginals: tuple[pl.DataFrame, pl.DataFrame], column: str, title: str
     fig, axes = plt.subplots(1, 2, figsize=(11, 4), sharey=True)
     for ax, frame, key in ((axes[0], by_ir, "ir"), (axes[1], by_gr, "gr")):
         for measure in MEASURES:
-            sub = frame.filter(pl.col("measure") == measure).sort(key)
+            sub = frame.filter(pl.col("metric") == measure).sort(key)
             if sub.height == 0:
                 continue
             style = (

@@ -19,13 +19,20 @@ Rows whose label or group is null belong to no stratum and are never drawn.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
+from fractions import Fraction
 
 import numpy as np
 import polars as pl
 
 from polars_fairmetrics._typing import FrameT, Label
-from polars_fairmetrics.exceptions import ColumnNotFoundError, FairMetricsError, InvalidOptionError
+from polars_fairmetrics.exceptions import (
+    ColumnNotFoundError,
+    FairMetricsError,
+    InvalidDtypeError,
+    InvalidOptionError,
+)
 
 __all__ = ["StratumSizes", "StratumTooSmallError", "sample_ir_gr", "stratum_sizes"]
 
@@ -55,6 +62,56 @@ class StratumSizes:
         }
 
 
+def _as_int(x: object) -> int | None:
+    """``x`` as an int when it is a Python or numpy integer (not a bool), else None."""
+    if isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, np.integer)):
+        return None
+    return int(x)
+
+
+def _check_count(value: object) -> int:
+    n = _as_int(value)
+    if n is None or n < 1:
+        raise InvalidOptionError(f"n must be a positive integer, got {value!r}")
+    return n
+
+
+def _check_ratio(name: str, r: object) -> float:
+    number = isinstance(r, (int, float, Fraction, np.integer, np.floating)) and not isinstance(
+        r, (bool, np.bool_)
+    )
+    x = float(r) if number else math.nan  # type: ignore[arg-type]
+    if not (math.isfinite(x) and 0.0 <= x <= 1.0):
+        raise InvalidOptionError(f"{name} must be a number in [0, 1], got {r!r}")
+    return x
+
+
+def _check_seed(value: object) -> int:
+    seed = _as_int(value)
+    if seed is None or seed < 0:
+        raise InvalidOptionError(
+            f"seed must be a non-negative integer (the seed of numpy's default_rng), got {value!r}"
+        )
+    return seed
+
+
+def _check_label(frame: pl.LazyFrame, column: str, role: str, option: str, value: object) -> None:
+    """A null label matches no row; one of another type cannot be compared: both are errors."""
+    if value is None:
+        raise InvalidOptionError(
+            f"{option}=None: give a value of column {column!r} ({role}); rows whose {role} is "
+            "null belong to no stratum"
+        )
+    dtype = frame.collect_schema()[column]
+    try:
+        pl.DataFrame(schema={column: dtype}).select(pl.col(column) == pl.lit(value))
+    except pl.exceptions.PolarsError as exc:
+        raise InvalidDtypeError(
+            f"column {column!r} ({role}) has dtype {dtype}; {option}={value!r} cannot be "
+            f"compared with it"
+        ) from exc
+
+
 def stratum_sizes(n: int, ir: float, gr: float) -> StratumSizes:
     r"""Rows per stratum of a subset of ``n`` rows with ratios ``ir`` and ``gr``.
 
@@ -70,11 +127,9 @@ def stratum_sizes(n: int, ir: float, gr: float) -> StratumSizes:
     StratumSizes(protected_positive=6, protected_negative=5,
                  unprotected_positive=544, unprotected_negative=545)
     """
-    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-        raise InvalidOptionError(f"n must be a positive integer, got {n!r}")
-    for name, r in (("ir", ir), ("gr", gr)):
-        if not (isinstance(r, (int, float)) and 0.0 <= float(r) <= 1.0):
-            raise InvalidOptionError(f"{name} must be a number in [0, 1], got {r!r}")
+    n = _check_count(n)
+    ir = _check_ratio("ir", ir)
+    gr = _check_ratio("gr", gr)
     k = round(n * ir)
     m = round(n * gr)
     a = round(k * m / n)
@@ -116,7 +171,7 @@ def sample_ir_gr(
     n, ir, gr
         Subset size, share of positives, share of the protected group.
     seed
-        Seed of the random draw.
+        Seed of the random draw: a non-negative integer.
     pos_label
         Positive label (default 1).
 
@@ -127,7 +182,14 @@ def sample_ir_gr(
     Raises
     ------
     StratumTooSmallError
-        When a stratum holds fewer rows than requested (the message names it and both counts).
+        When a stratum holds fewer rows than requested (the message names it and both counts;
+        an empty frame is the case where every stratum has 0 rows).
+    InvalidOptionError
+        For ``n`` not a positive integer, ``ir`` / ``gr`` not a number in [0, 1], ``seed`` not
+        a non-negative integer, ``protected`` or ``pos_label`` None.
+    InvalidDtypeError
+        When ``protected`` / ``pos_label`` cannot be compared with its column (``"F"`` for an
+        integer column).
 
     Examples
     --------
@@ -148,6 +210,9 @@ def sample_ir_gr(
     └─────┴─────┴─────┘
     """
     sizes = stratum_sizes(n, ir, gr)
+    seed = _check_seed(seed)
+    if not isinstance(frame, (pl.DataFrame, pl.LazyFrame)):
+        raise InvalidOptionError(f"frame must be a polars DataFrame or LazyFrame, got {frame!r}")
     lazy = frame.lazy()
     schema = lazy.collect_schema()
     for col, role in ((y_true, "y_true"), (group, "group")):
@@ -157,6 +222,8 @@ def sample_ir_gr(
             )
     if _INDEX in schema:
         raise InvalidOptionError(f"column name {_INDEX!r} is reserved")
+    _check_label(lazy, group, "group", "protected", protected)
+    _check_label(lazy, y_true, "y_true", "pos_label", pos_label)
     keys = (
         lazy.select(
             (pl.col(group) == pl.lit(protected)).alias("prot"),

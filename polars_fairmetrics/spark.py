@@ -29,7 +29,6 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 import polars as pl
-import pyarrow as pa
 
 from polars_fairmetrics._typing import ColumnNames, Label
 from polars_fairmetrics._validate import as_list
@@ -45,6 +44,7 @@ from polars_fairmetrics.exceptions import InvalidOptionError
 from polars_fairmetrics.metrics import key_columns, metrics_from_counts
 
 if TYPE_CHECKING:
+    import pyarrow as pa
     from pyspark.sql import DataFrame as SparkDataFrame
     from pyspark.sql import SparkSession
 
@@ -104,7 +104,9 @@ def _as_spark_frame(
 
 
 def _count_batches(
-    batches: Iterator[pa.RecordBatch], options: dict[str, Any], target: pa.Schema,
+    batches: Iterator[pa.RecordBatch],
+    options: dict[str, Any],
+    target: pa.Schema,
     chunk_rows: int,
 ) -> Iterator[pa.RecordBatch]:
     """The per-partition step: Arrow batches → Polars chunks → one partial count table.
@@ -115,6 +117,8 @@ def _count_batches(
     parts: list[pl.DataFrame] = []
     buffer: list[pa.RecordBatch] = []
     buffered = 0
+
+    import pyarrow as pa  # the Arrow transfer: an import of the spark extra, on the executors
 
     def count(chunk: list[pa.RecordBatch]) -> pl.DataFrame:
         frame = pl.from_arrow(pa.Table.from_batches(chunk))
@@ -226,12 +230,28 @@ def spark_confusion_counts(
         for name in sdf.columns:
             if name not in empty.columns:
                 empty = empty.with_columns(pl.lit(None, dtype=pl.Null).alias(name))
-        _plan(empty, separately=separately, y_true=y_true, y_pred=y_pred, y_score=y_score,
-              threshold=threshold, by=keys or None, weight=weight, pos_label=pos_label,
-              neg_label=neg_label, score_bounds=score_bounds)
+        _plan(
+            empty,
+            separately=separately,
+            y_true=y_true,
+            y_pred=y_pred,
+            y_score=y_score,
+            threshold=threshold,
+            by=keys or None,
+            weight=weight,
+            pos_label=pos_label,
+            neg_label=neg_label,
+            score_bounds=score_bounds,
+        )
     options: dict[str, Any] = {
-        "y_true": y_true, "y_pred": y_pred, "y_score": y_score, "threshold": threshold,
-        "by": keys or None, "weight": weight, "pos_label": pos_label, "neg_label": neg_label,
+        "y_true": y_true,
+        "y_pred": y_pred,
+        "y_score": y_score,
+        "threshold": threshold,
+        "by": keys or None,
+        "weight": weight,
+        "pos_label": pos_label,
+        "neg_label": neg_label,
         "score_bounds": score_bounds,
     }
     plan = _plan(empty, separately=separately, **options)
@@ -256,9 +276,7 @@ def spark_confusion_counts(
     with _quiet_pyspark():
         partial = sdf.select(*wanted).mapInArrow(count_partition, out_schema)
         grouped = partial.groupBy(*table_keys) if table_keys else partial.groupBy()
-        merged = grouped.agg(*[F.sum(c).alias(c) for c in sums]).select(
-            *local_schema.names()
-        )
+        merged = grouped.agg(*[F.sum(c).alias(c) for c in sums]).select(*local_schema.names())
         collected = merged.toArrow()
     result = pl.from_arrow(collected)
     assert isinstance(result, pl.DataFrame)
@@ -303,11 +321,21 @@ def spark_group_metrics(
     [1.0, 0.0]
     """
     counts = spark_confusion_counts(
-        data, y_true=y_true, y_pred=y_pred, y_score=y_score, threshold=threshold, by=by,
-        weight=weight, pos_label=pos_label, neg_label=neg_label, separately=separately,
-        score_bounds=score_bounds, spark=spark, source_format=source_format,
+        data,
+        y_true=y_true,
+        y_pred=y_pred,
+        y_score=y_score,
+        threshold=threshold,
+        by=by,
+        weight=weight,
+        pos_label=pos_label,
+        neg_label=neg_label,
+        separately=separately,
+        score_bounds=score_bounds,
+        spark=spark,
+        source_format=source_format,
     )
-    return metrics_from_counts(counts, metrics=metrics, long=not wide)
+    return metrics_from_counts(counts, metrics=metrics, wide=wide)
 
 
 def spark_disparities(
@@ -342,12 +370,27 @@ def spark_disparities(
     [1.0, 0.0]
     """
     counts = spark_confusion_counts(
-        data, y_true=y_true, y_pred=y_pred, y_score=y_score, threshold=threshold, by=by,
-        weight=weight, pos_label=pos_label, neg_label=neg_label, separately=separately,
-        score_bounds=score_bounds, spark=spark, source_format=source_format,
+        data,
+        y_true=y_true,
+        y_pred=y_pred,
+        y_score=y_score,
+        threshold=threshold,
+        by=by,
+        weight=weight,
+        pos_label=pos_label,
+        neg_label=neg_label,
+        separately=separately,
+        score_bounds=score_bounds,
+        spark=spark,
+        source_format=source_format,
     )
-    return disparities(counts, by=None if separately else by, metrics=metrics,
-                       reference=reference, weighted=weighted)
+    return disparities(
+        counts,
+        by=None if separately else by,
+        metrics=metrics,
+        reference=reference,
+        weighted=weighted,
+    )
 
 
 def spark_fairness_criteria(
@@ -383,9 +426,24 @@ def spark_fairness_criteria(
     [1.0, 0.0]
     """
     counts = spark_confusion_counts(
-        data, y_true=y_true, y_pred=y_pred, y_score=y_score, threshold=threshold, by=by,
-        weight=weight, pos_label=pos_label, neg_label=neg_label, separately=separately,
-        score_bounds=score_bounds, spark=spark, source_format=source_format,
+        data,
+        y_true=y_true,
+        y_pred=y_pred,
+        y_score=y_score,
+        threshold=threshold,
+        by=by,
+        weight=weight,
+        pos_label=pos_label,
+        neg_label=neg_label,
+        separately=separately,
+        score_bounds=score_bounds,
+        spark=spark,
+        source_format=source_format,
     )
-    return fairness_criteria(counts, by=None if separately else by, reference=reference,
-                             weighted=weighted, criteria=criteria)
+    return fairness_criteria(
+        counts,
+        by=None if separately else by,
+        reference=reference,
+        weighted=weighted,
+        criteria=criteria,
+    )

@@ -6,11 +6,14 @@ The docs page docs/curves.md is executed by tests/test_docs.py (its python block
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 from pathlib import Path
 
 import numpy as np
 import polars as pl
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
 from sklearn.metrics import (
     auc,
@@ -21,6 +24,7 @@ from sklearn.metrics import (
 from sklearn.metrics import roc_curve as sk_roc_curve
 
 import polars_fairmetrics as pfm
+from polars_fairmetrics._validate import threshold_grid
 from polars_fairmetrics.exceptions import (
     ColumnNotFoundError,
     InvalidLabelError,
@@ -44,9 +48,14 @@ def frame(seed: int, n: int = 400) -> pl.DataFrame:
     w = rng.exponential(1.0, size=n) * (rng.random(n) > 0.1)
     df = pl.DataFrame({"g": g, "y": y, "s": s, "w": w})
     # group "neg" has no positives, group "pos" no negatives
-    extra = pl.DataFrame({"g": ["neg"] * 5 + ["pos"] * 4, "y": [0] * 5 + [1] * 4,
-                          "s": [0.1, 0.2, 0.2, 0.5, 0.9, 0.3, 0.3, 0.7, 0.8],
-                          "w": [1.0, 2.0, 0.5, 1.0, 1.0, 1.0, 1.0, 3.0, 0.5]})
+    extra = pl.DataFrame(
+        {
+            "g": ["neg"] * 5 + ["pos"] * 4,
+            "y": [0] * 5 + [1] * 4,
+            "s": [0.1, 0.2, 0.2, 0.5, 0.9, 0.3, 0.3, 0.7, 0.8],
+            "w": [1.0, 2.0, 0.5, 1.0, 1.0, 1.0, 1.0, 3.0, 0.5],
+        }
+    )
     return pl.concat([df, extra])
 
 
@@ -67,11 +76,10 @@ def _close(a: object, b: object) -> bool:
 def test_curves_and_summaries_equal_sklearn(seed: int, weighted: bool, method: str) -> None:
     df = frame(seed)
     wcol = "w" if weighted else None
-    table = pfm.curve_counts(df, y_true="y", y_score="s", by="g", weight=wcol,
-                             exact_method=method)  # type: ignore[arg-type]
+    table = pfm.curve_counts(df, y_true="y", y_score="s", by="g", weight=wcol, exact_method=method)  # type: ignore[arg-type]
     roc = pfm.roc_curve(table)
     pr = pfm.pr_curve(table)
-    summ = pfm.curve_summaries(table)
+    summ = pfm.curve_summaries(table, wide=True)
     expr = df.group_by("g").agg(
         pfm.roc_auc("s", y_true="y", weight=wcol),
         pfm.average_precision("s", y_true="y", weight=wcol),
@@ -109,26 +117,35 @@ def test_curves_and_summaries_equal_sklearn(seed: int, weighted: bool, method: s
 
 def test_single_class_groups_are_null_not_half() -> None:
     df = pl.DataFrame({"g": ["x", "x", "y", "y"], "y": [1, 1, 0, 0], "s": [0.2, 0.9, 0.4, 0.4]})
-    summ = pfm.curve_summaries(df, y_true="y", y_score="s", by="g")
+    summ = pfm.curve_summaries(df, y_true="y", y_score="s", by="g", wide=True)
     assert summ["roc_auc"].to_list() == [None, None]
     assert summ["average_precision"].to_list() == [1.0, None]
     agg = df.group_by("g").agg(pfm.roc_auc("s", y_true="y")).sort("g")
     assert agg["roc_auc"].to_list() == [None, None]
-    assert not summ.select(pl.all().exclude("g").is_nan().any()).row(0)[0]
+    long = pfm.curve_summaries(df, y_true="y", y_score="s", by="g")
+    assert long["value"].is_nan().sum() == 0
+    # support: positive-negative pairs for ROC AUC, positives for AP and AUPR; 0 if undefined
+    assert long.filter(pl.col("metric") == "roc_auc")["support"].to_list() == [0, 0]
+    assert long.filter(pl.col("metric") == "aupr")["support"].to_list() == [2, 0]
 
 
 def brute_counts(y: np.ndarray, s: np.ndarray, w: np.ndarray, t: float) -> tuple[float, ...]:
     pp = s >= t
-    return (w[pp & (y == 1)].sum(), w[pp & (y == 0)].sum(), w[~pp & (y == 0)].sum(),
-            w[~pp & (y == 1)].sum())
+    return (
+        w[pp & (y == 1)].sum(),
+        w[pp & (y == 0)].sum(),
+        w[~pp & (y == 0)].sum(),
+        w[~pp & (y == 1)].sum(),
+    )
 
 
 @pytest.mark.parametrize("mode", ["exact", "grid", "quantile"])
 def test_counts_brute_force_and_engines(mode: str) -> None:
     df = frame(5, n=300)
     kwargs = {"bins": 10} if mode != "exact" else {}
-    lazy = pfm.curve_counts(df.lazy(), y_true="y", y_score="s", by="g", weight="w", mode=mode,
-                            **kwargs)
+    lazy = pfm.curve_counts(
+        df.lazy(), y_true="y", y_score="s", by="g", weight="w", mode=mode, **kwargs
+    )
     assert isinstance(lazy, pl.LazyFrame)
     mem = lazy.collect()
     stream = lazy.collect(engine="streaming")
@@ -138,7 +155,8 @@ def test_counts_brute_force_and_engines(mode: str) -> None:
         y, s, w = _group(df, r["g"])
         ones = np.ones_like(w)
         assert (r["tp"], r["fp"], r["tn"], r["fn"]) == tuple(
-            int(v) for v in brute_counts(y, s, ones, r["threshold"]))
+            int(v) for v in brute_counts(y, s, ones, r["threshold"])
+        )
         bw = brute_counts(y, s, w, r["threshold"])
         got = (r["tp_w"], r["fp_w"], r["tn_w"], r["fn_w"])
         np.testing.assert_allclose(got, bw, rtol=1e-12, atol=1e-9)
@@ -152,18 +170,20 @@ def test_counts_brute_force_and_engines(mode: str) -> None:
 def test_grid_equals_core_confusion_counts() -> None:
     df = frame(6)
     grid = [0.0, 0.25, 0.5, 0.75, 1.0]
-    ours = pfm.curve_counts(df, y_true="y", y_score="s", by="g", weight="w", mode="grid",
-                            bins=4)
-    core = pfm.confusion_counts(df, y_true="y", y_score="s", threshold=grid, by="g",
-                                weight="w")
-    assert_frame_equal(ours.sort("g", "threshold"), core.sort("g", "threshold"),
-                       check_column_order=False, rel_tol=1e-12)
+    ours = pfm.curve_counts(df, y_true="y", y_score="s", by="g", weight="w", mode="grid", bins=4)
+    core = pfm.confusion_counts(df, y_true="y", y_score="s", threshold=grid, by="g", weight="w")
+    assert_frame_equal(
+        ours.sort("g", "threshold"),
+        core.sort("g", "threshold"),
+        check_column_order=False,
+        rel_tol=1e-12,
+    )
 
 
 def test_threshold_sweep_metrics_and_disparities() -> None:
     df = frame(7)
     table = pfm.curve_counts(df, y_true="y", y_score="s", by="g", mode="grid", bins=10)
-    sweep = pfm.metrics_from_counts(table, metrics=["tpr", "precision"], long=True)
+    sweep = pfm.metrics_from_counts(table, metrics=["tpr", "precision"])
     assert set(sweep.columns) >= {"g", "threshold", "metric", "value"}
     disp = pfm.disparities(table, metrics="tpr", reference="a")
     assert disp["threshold"].n_unique() == 11
@@ -178,12 +198,12 @@ def test_threshold_sweep_metrics_and_disparities() -> None:
 def _brute_auc(y: np.ndarray, s: np.ndarray, w: np.ndarray) -> float:
     pos, neg = y == 1, y == 0
     gt = (s[pos][:, None] > s[neg][None, :]) + 0.5 * (s[pos][:, None] == s[neg][None, :])
-    return float((w[pos][:, None] * w[neg][None, :] * gt).sum()
-                 / (w[pos].sum() * w[neg].sum()))
+    return float((w[pos][:, None] * w[neg][None, :] * gt).sum() / (w[pos].sum() * w[neg].sum()))
 
 
-@pytest.mark.parametrize(("mode", "bins"), [("grid", 4), ("grid", 10), ("grid", 50),
-                                           ("quantile", 7), ("quantile", 40)])
+@pytest.mark.parametrize(
+    ("mode", "bins"), [("grid", 4), ("grid", 10), ("grid", 50), ("quantile", 7), ("quantile", 40)]
+)
 def test_binned_auc_error_within_tied_bin_mass(mode: str, bins: int) -> None:
     rng = np.random.default_rng(bins)
     n = 2000
@@ -193,7 +213,7 @@ def test_binned_auc_error_within_tied_bin_mass(mode: str, bins: int) -> None:
     df = pl.DataFrame({"y": y, "s": s, "w": w})
     exact = _brute_auc(y, s, w)
     table = pfm.curve_counts(df, y_true="y", y_score="s", weight="w", mode=mode, bins=bins)
-    got = pfm.curve_summaries(table, summaries="roc_auc").item()
+    got = pfm.curve_summaries(table, summaries="roc_auc")["value"].item()
     edges = np.sort(table["threshold"].to_numpy())
     b = np.searchsorted(edges, s, side="right")  # the bin of each row (0: below all)
     mass = sum(w[(b == k) & (y == 1)].sum() * w[(b == k) & (y == 0)].sum() for k in set(b))
@@ -203,8 +223,9 @@ def test_binned_auc_error_within_tied_bin_mass(mode: str, bins: int) -> None:
     assert math.isclose(got, _brute_auc(y, b.astype(float), w), abs_tol=1e-12)
 
 
-def _np_curve(y: np.ndarray, s: np.ndarray, w: np.ndarray, ts: list[float]
-              ) -> tuple[np.ndarray, np.ndarray]:
+def _np_curve(
+    y: np.ndarray, s: np.ndarray, w: np.ndarray, ts: list[float]
+) -> tuple[np.ndarray, np.ndarray]:
     rec, prec = [], []
     for t in ts:
         tp, fp, _, fn = brute_counts(y, s, w, t)
@@ -213,33 +234,32 @@ def _np_curve(y: np.ndarray, s: np.ndarray, w: np.ndarray, ts: list[float]
     return np.array(rec), np.array(prec)
 
 
-def test_aupr_seed_and_notebook_modes_brute_force() -> None:
+def test_aupr_unanchored_and_fixed_grid_modes_brute_force() -> None:
     df = frame(8)
     for weighted in (False, True):
         wcol = "w" if weighted else None
         table = pfm.curve_counts(df, y_true="y", y_score="s", by="g", weight=wcol)
-        seed = pfm.curve_summaries(table, summaries="aupr", aupr_mode="seed")
-        nb = pfm.curve_summaries(table, summaries="aupr", aupr_mode="notebook")
+        unanchored = pfm.curve_summaries(table, summaries="aupr", aupr_mode="unanchored")
+        nb = pfm.curve_summaries(table, summaries="aupr", aupr_mode="fixed_grid")
         for g in ["a", "b", "c", "pos"]:
             y, s, w = _group(df, g)
             w = w if weighted else np.ones_like(w)
-            # seed: the curve's own points ordered by recall, trapezoid, closed at all-positive
+            # unanchored: the curve's own points by recall, trapezoid, closed at all-positive
             ts = sorted(set(s[w > 0].tolist()) if weighted else set(s.tolist()), reverse=True)
             r, p = _np_curve(y, s, w, ts)
             keep = ~np.isnan(p)
             r, p = r[keep], p[keep]
             ref = float(np.sum(0.5 * np.diff(r) * (p[1:] + p[:-1])))
-            got = seed.filter(pl.col("g") == g).item(0, "aupr")
+            got = unanchored.filter(pl.col("g") == g).item(0, "value")
             assert math.isclose(got, ref, abs_tol=1e-12), (g, weighted)
-            # notebook: 50 thresholds from the max score down to 0, stop at recall 1
+            # fixed grid: 50 thresholds from the max score down to 0, stop at recall 1
             grid = np.linspace(max(ts), 0, 50)
-            grid[-1] = 0.0
             r, p = _np_curve(y, s, w, list(grid))
             p = np.nan_to_num(p, nan=0.0)
             stop = int(np.argmax(r >= 1 - 1e-12))
             r, p = r[: stop + 1], p[: stop + 1]
             ref = float(np.sum(0.5 * np.diff(r) * (p[1:] + p[:-1])))
-            got = nb.filter(pl.col("g") == g).item(0, "aupr")
+            got = nb.filter(pl.col("g") == g).item(0, "value")
             assert math.isclose(got, ref, abs_tol=1e-12), (g, weighted, got, ref)
 
 
@@ -249,8 +269,13 @@ def test_deployment_corrected_pr_curve() -> None:
     pos, neg = (y == 1).sum(), (y == 0).sum()
     pi = 0.01
     f = ((1 - pi) / pi) / (neg / pos)
-    pr = pfm.pr_curve(df.filter(pl.col("g") == "a"), y_true="y", y_score="s",
-                      deploy_positive_rate=pi, anchor=False)
+    pr = pfm.pr_curve(
+        df.filter(pl.col("g") == "a"),
+        y_true="y",
+        y_score="s",
+        deploy_positive_rate=pi,
+        anchor=False,
+    )
     for t, p, r in pr.iter_rows():
         tp, fp, _, fn = brute_counts(y, s, np.ones(len(y)), t)
         assert math.isclose(p, tp / (tp + f * fp), rel_tol=1e-12)
@@ -268,10 +293,10 @@ def test_pooled_curve_and_overall() -> None:
     pooled = pfm.pooled_curve(table)
     direct = pfm.curve_counts(df, y_true="y", y_score="s", weight="w")
     assert_frame_equal(pooled, direct, rel_tol=1e-12, abs_tol=1e-9)
-    summ = pfm.curve_summaries(table, overall=True)
+    summ = pfm.curve_summaries(pooled, summaries="roc_auc")
     y, s, w = df["y"].to_numpy(), df["s"].to_numpy(), df["w"].to_numpy()
-    top = summ.filter(pl.col("overall")).row(0, named=True)
-    assert math.isclose(top["roc_auc"], roc_auc_score(y, s, sample_weight=w), abs_tol=TOL)
+    assert summ.columns == ["metric", "value", "support", "n", "n_null", "n_w"]
+    assert math.isclose(summ["value"].item(), roc_auc_score(y, s, sample_weight=w), abs_tol=TOL)
 
 
 def test_summary_disparities() -> None:
@@ -294,13 +319,15 @@ def test_summary_disparities() -> None:
 def test_lazy_streaming_summaries_and_namespaces() -> None:
     df = frame(12)
     lf = df.lazy()
-    out = pfm.curve_summaries(lf, y_true="y", y_score="s", by="g", weight="w",
-                              aupr_mode="notebook")
+    out = pfm.curve_summaries(
+        lf, y_true="y", y_score="s", by="g", weight="w", aupr_mode="fixed_grid"
+    )
     assert isinstance(out, pl.LazyFrame)
-    assert out.collect_schema().names() == ["g", "roc_auc", "average_precision", "aupr"]
+    assert out.collect_schema().names() == ["g", "metric", "value", "support", "n", "n_null", "n_w"]
     assert_frame_equal(out.collect(), out.collect(engine="streaming"), rel_tol=1e-12, abs_tol=1e-9)
-    via_ns = lf.fair.curve_summaries(y_true="y", y_score="s", by="g", weight="w",
-                                     aupr_mode="notebook").collect()
+    via_ns = lf.fair.curve_summaries(
+        y_true="y", y_score="s", by="g", weight="w", aupr_mode="fixed_grid"
+    ).collect()
     assert_frame_equal(out.collect(), via_ns, rel_tol=1e-12, abs_tol=1e-9)
     e = df.group_by("g").agg(pl.col("s").fair.roc_auc(y_true="y")).sort("g")
     assert_frame_equal(e, df.group_by("g").agg(pfm.roc_auc("s", y_true="y")).sort("g"))
@@ -311,12 +338,12 @@ def test_lazy_streaming_summaries_and_namespaces() -> None:
 
 
 def test_nulls_are_counted_not_dropped() -> None:
-    df = pl.DataFrame({"y": [1, 0, None, 1, 0], "s": [0.9, None, 0.5, 0.4, 0.3],
-                       "w": [1.0, 1.0, 1.0, None, 2.0]})
+    df = pl.DataFrame(
+        {"y": [1, 0, None, 1, 0], "s": [0.9, None, 0.5, 0.4, 0.3], "w": [1.0, 1.0, 1.0, None, 2.0]}
+    )
     t = pfm.curve_counts(df, y_true="y", y_score="s", weight="w")
     r = t.row(0, named=True)
-    assert (r["n_null"], r["n_null_y_true"], r["n_null_y_pred"], r["n_null_weight"]) == (
-        3, 1, 1, 1)
+    assert (r["n_null"], r["n_null_y_true"], r["n_null_y_pred"], r["n_null_weight"]) == (3, 1, 1, 1)
     assert t["n"][0] + r["n_null"] == df.height
 
 
@@ -342,35 +369,47 @@ def test_errors_name_column_and_value() -> None:
 def test_label_validation_paths() -> None:
     base = {"s": [0.2, 0.5, 0.7, 0.9]}
     with pytest.raises(InvalidLabelError, match=r"0\.5"):
-        pfm.curve_counts(pl.DataFrame({"y": [1.0, 0.0, 0.5, 1.0], **base}), y_true="y",
-                         y_score="s")
+        pfm.curve_counts(pl.DataFrame({"y": [1.0, 0.0, 0.5, 1.0], **base}), y_true="y", y_score="s")
     with pytest.raises(InvalidLabelError, match="maybe"):
-        pfm.curve_counts(pl.DataFrame({"y": ["yes", "no", "maybe", "no"], **base}),
-                         y_true="y", y_score="s", pos_label="yes")
-    text = pfm.curve_counts(pl.DataFrame({"y": ["yes", "no", "yes", "no"], **base}),
-                            y_true="y", y_score="s", pos_label="yes")
-    boolean = pfm.curve_counts(pl.DataFrame({"y": [True, False, True, False], **base}),
-                               y_true="y", y_score="s")
+        pfm.curve_counts(
+            pl.DataFrame({"y": ["yes", "no", "maybe", "no"], **base}),
+            y_true="y",
+            y_score="s",
+            pos_label="yes",
+        )
+    text = pfm.curve_counts(
+        pl.DataFrame({"y": ["yes", "no", "yes", "no"], **base}),
+        y_true="y",
+        y_score="s",
+        pos_label="yes",
+    )
+    boolean = pfm.curve_counts(
+        pl.DataFrame({"y": [True, False, True, False], **base}), y_true="y", y_score="s"
+    )
     assert_frame_equal(text, boolean)
     with pytest.raises(InvalidWeightError):
-        pfm.curve_counts(pl.DataFrame({"y": [1, 0, 1, 0], "w": [1.0, math.nan, 1.0, 1.0],
-                                       **base}), y_true="y", y_score="s", weight="w")
+        pfm.curve_counts(
+            pl.DataFrame({"y": [1, 0, 1, 0], "w": [1.0, math.nan, 1.0, 1.0], **base}),
+            y_true="y",
+            y_score="s",
+            weight="w",
+        )
 
 
 def test_one_scan_per_query(tmp_path: Path) -> None:
     path = tmp_path / "rows.parquet"
     frame(13).write_parquet(path)
     for mode in ("exact", "grid"):
-        plan = pfm.curve_counts(pl.scan_parquet(path), y_true="y", y_score="s", by="g",
-                                weight="w", mode=mode).explain()
+        plan = pfm.curve_counts(
+            pl.scan_parquet(path), y_true="y", y_score="s", by="g", weight="w", mode=mode
+        ).explain()
         assert plan.count("Parquet SCAN") == 1, plan
 
 
 def test_plot_needs_the_plot_extra(monkeypatch: pytest.MonkeyPatch) -> None:
     import sys
 
-    curve = pfm.roc_curve(pl.DataFrame({"y": [1, 0], "s": [0.9, 0.1]}), y_true="y",
-                          y_score="s")
+    curve = pfm.roc_curve(pl.DataFrame({"y": [1, 0], "s": [0.9, 0.1]}), y_true="y", y_score="s")
     monkeypatch.setitem(sys.modules, "matplotlib.pyplot", None)
     with pytest.raises(ImportError, match=r"polars_fairmetrics\[plot\]"):
         pfm.plot_curves(curve)
@@ -382,9 +421,10 @@ def test_row_order_of_the_curve_table_does_not_matter() -> None:
     shuffled = table.sample(fraction=1.0, shuffle=True, seed=1)
     for fn in (pfm.roc_curve, pfm.pr_curve, pfm.curve_summaries, pfm.pooled_curve):
         assert_frame_equal(fn(table), fn(shuffled), rel_tol=1e-12)
-    nb = pfm.curve_summaries(shuffled, aupr_mode="notebook")
-    assert_frame_equal(nb, pfm.curve_summaries(table, aupr_mode="notebook"), rel_tol=1e-12,
-                       abs_tol=1e-9)
+    nb = pfm.curve_summaries(shuffled, aupr_mode="fixed_grid")
+    assert_frame_equal(
+        nb, pfm.curve_summaries(table, aupr_mode="fixed_grid"), rel_tol=1e-12, abs_tol=1e-9
+    )
 
 
 @pytest.mark.parametrize("weighted", [False, True])
@@ -396,15 +436,17 @@ def test_exact_methods_agree(weighted: bool) -> None:
     )
     wcol = "w" if weighted else None
     agg = pfm.curve_counts(df.lazy(), y_true="y", y_score="s", by="g", weight=wcol)
-    srt = pfm.curve_counts(df.lazy(), y_true="y", y_score="s", by="g", weight=wcol,
-                           exact_method="sort")
+    srt = pfm.curve_counts(
+        df.lazy(), y_true="y", y_score="s", by="g", weight=wcol, exact_method="sort"
+    )
     assert_frame_equal(agg.collect(), srt.collect(), rel_tol=1e-12, abs_tol=1e-9)
     assert_frame_equal(srt.collect(), srt.collect(engine="streaming"), rel_tol=1e-12, abs_tol=1e-9)
     whole = pfm.curve_counts(df, y_true="y", y_score="s", weight=wcol, exact_method="sort")
     assert whole["n"][0] + whole["n_null"][0] == df.height
     with pytest.raises(InvalidLabelError):
-        pfm.curve_counts(df.with_columns(pl.col("y") * 2), y_true="y", y_score="s",
-                         exact_method="sort")
+        pfm.curve_counts(
+            df.with_columns(pl.col("y") * 2), y_true="y", y_score="s", exact_method="sort"
+        )
 
 
 def test_deployment_corrected_summaries_brute_force() -> None:
@@ -418,7 +460,224 @@ def test_deployment_corrected_summaries_brute_force() -> None:
         r = tp / (tp + fn)
         ap += (r - prev_r) * tp / (tp + f * fp)
         prev_r = r
-    got = pfm.curve_summaries(df, y_true="y", y_score="s", deploy_neg_pos_ratio=ratio,
-                              summaries=["average_precision", "roc_auc"])
+    got = pfm.curve_summaries(
+        df,
+        y_true="y",
+        y_score="s",
+        deploy_neg_pos_ratio=ratio,
+        summaries=["average_precision", "roc_auc"],
+        wide=True,
+    )
     assert math.isclose(got["average_precision"].item(), ap, abs_tol=1e-12)
     assert math.isclose(got["roc_auc"].item(), roc_auc_score(y, s), abs_tol=1e-12)
+
+
+# --- exact thresholds -------------------------------------------------------------------------
+
+
+def test_grid_thresholds_are_the_decimals() -> None:
+    grid = threshold_grid(100, (0.0, 1.0))
+    assert grid[30] == 0.3 and grid[7] == 0.07 and grid[-1] == 1.0
+    assert np.linspace(0, 1, 101)[35] != 0.35  # what the grid used to be
+    assert np.linspace(0, 1, 11)[3] != 0.3 and threshold_grid(10, (0, 1))[3] == 0.3
+    for bins, bounds in [(100, (0.0, 1.0)), (7, (0.1, 0.8)), (20, (-1.0, 1.0)), (3, (0, 1))]:
+        low, high = (Fraction(repr(float(b))) for b in bounds)
+        want = [float(low + i * (high - low) / bins) for i in range(bins + 1)]
+        assert threshold_grid(bins, bounds) == want  # the double nearest each exact value
+    table = pfm.curve_counts(
+        pl.DataFrame({"y": [1, 0], "s": [0.3, 0.1]}), y_true="y", y_score="s", mode="grid", bins=10
+    )
+    assert table.filter(pl.col("threshold") == 0.3)["tp"].item() == 1  # 0.3 >= 0.3
+
+
+def test_scores_on_a_grid_threshold_are_positive_there() -> None:
+    # scores exactly on 0.01-grid points: with np.linspace thresholds 0.35 fell below its bin
+    df = pl.DataFrame({"y": [1, 0], "s": [0.35, 0.34]})
+    summ = pfm.curve_summaries(df, y_true="y", y_score="s", mode="grid", bins=100, wide=True)
+    assert summ["roc_auc"].item() == 1.0 and summ["average_precision"].item() == 1.0
+    core = pfm.confusion_counts(df, y_true="y", y_score="s", threshold=0.35)
+    assert core["tp"].item() == 1 and core["fp"].item() == 0
+
+
+def test_fixed_grid_aupr_is_the_notebook_computation() -> None:
+    df = pl.DataFrame({"y": [1, 0, 1, 0], "s": [0.14, 0.10, 0.06, 0.058]})
+    got = pfm.curve_summaries(df, y_true="y", y_score="s", summaries="aupr", aupr_mode="fixed_grid")
+    assert math.isclose(got["value"].item(), 7 / 24, abs_tol=1e-12)  # 0.25 with a Polars grid
+    for lazy in (df.lazy(), df.lazy().select("s", "y")):
+        out = pfm.curve_summaries(
+            lazy, y_true="y", y_score="s", summaries="aupr", aupr_mode="fixed_grid"
+        )
+        assert math.isclose(out.collect(engine="streaming")["value"].item(), 7 / 24, abs_tol=1e-12)
+    # no positives: the fixed grid gives 0 (as the notebook does), the exact modes null
+    neg = pl.DataFrame({"g": ["a", "a", "b", "b"], "y": [0, 0, 1, 0], "s": [0.2, 0.4, 0.9, 0.1]})
+    for mode, want in [("fixed_grid", 0.0), ("trapezoid", None), ("unanchored", None)]:
+        out = pfm.curve_summaries(
+            neg, y_true="y", y_score="s", by="g", summaries="aupr", aupr_mode=mode
+        )
+        assert out.filter(pl.col("g") == "a")["value"].item() == want, mode  # type: ignore[arg-type]
+    with pytest.raises(InvalidOptionError, match="renamed 'fixed_grid'"):
+        pfm.curve_summaries(neg, y_true="y", y_score="s", aupr_mode="notebook")  # type: ignore[arg-type]
+    with pytest.raises(InvalidOptionError, match="renamed 'unanchored'"):
+        pfm.curve_summaries(neg, y_true="y", y_score="s", aupr_mode="seed")  # type: ignore[arg-type]
+
+
+GRIDS = [(1, (0.0, 1.0)), (4, (0.0, 1.0)), (10, (0.0, 1.0)), (20, (0.2, 0.8)), (100, (0.0, 1.0))]
+
+
+@st.composite
+def snapped_rows(draw: st.DrawFn) -> tuple[pl.DataFrame, int, tuple[float, float]]:
+    """Rows whose scores mostly sit exactly on grid thresholds (as a user rounds them)."""
+    bins, (low, high) = draw(st.sampled_from(GRIDS))
+    n = draw(st.integers(0, 40))
+    on_grid = st.integers(0, bins).map(lambda k: round(low + k * (high - low) / bins, 10))
+    anywhere = st.floats(low, high, allow_nan=False)
+    score = st.one_of(on_grid, on_grid, anywhere, st.none())
+    rows = draw(
+        st.lists(
+            st.tuples(
+                st.sampled_from(["a", "b", None]),
+                st.sampled_from([0, 1, 1, None]),
+                score,
+                st.sampled_from([0.0, 0.5, 1.0, 2.25, None]),
+            ),
+            min_size=n,
+            max_size=n,
+        )
+    )
+    schema = {"g": pl.String, "y": pl.Int64, "s": pl.Float64, "w": pl.Float64}
+    return pl.DataFrame(rows, schema=schema, orient="row"), bins, (low, high)
+
+
+@given(case=snapped_rows(), weighted=st.booleans())
+@settings(max_examples=60, deadline=None)
+def test_grid_curve_is_confusion_counts_at_the_same_thresholds(
+    case: tuple[pl.DataFrame, int, tuple[float, float]], weighted: bool
+) -> None:
+    df, bins, (low, high) = case
+    decimals = [round(low + i * (high - low) / bins, 10) for i in range(bins + 1)]
+    opts: dict[str, object] = {"y_true": "y", "y_score": "s", "by": "g"}
+    if weighted:
+        opts["weight"] = "w"
+    core = pfm.confusion_counts(df, threshold=decimals, **opts).sort("g", "threshold")  # type: ignore[arg-type]
+    for data in (df, df.lazy()):
+        curve = pfm.curve_counts(data, mode="grid", bins=bins, score_bounds=(low, high), **opts)  # type: ignore[arg-type]
+        frames = (
+            [curve]
+            if isinstance(curve, pl.DataFrame)
+            else [curve.collect(), curve.collect(engine="streaming")]
+        )
+        for got in frames:
+            assert sorted(set(got["threshold"].to_list())) == (decimals if got.height else [])
+            assert_frame_equal(
+                got.sort("g", "threshold"),
+                core,
+                check_column_order=False,
+                rel_tol=1e-12,
+                abs_tol=1e-12,
+            )
+    # and both are the brute-force counts of the rule score >= threshold
+    for r in core.iter_rows(named=True):
+        part = df.filter(pl.col("g").eq_missing(r["g"]) & pl.col("y").is_not_null())
+        part = part.filter(pl.col("s").is_not_null())
+        if weighted:
+            part = part.filter(pl.col("w").is_not_null())
+        y, s = part["y"].to_numpy(), part["s"].to_numpy()
+        assert r["tp"] == int(((s >= r["threshold"]) & (y == 1)).sum())
+        assert r["fp"] == int(((s >= r["threshold"]) & (y == 0)).sum())
+
+
+# --- groups without counted rows --------------------------------------------------------------
+
+
+@pytest.mark.parametrize("method", ["aggregate", "sort"])
+def test_group_without_counted_rows_is_kept(method: str) -> None:
+    df = pl.DataFrame(
+        {
+            "g": ["a", "a", "a", "b", "b", None],
+            "y": [1, 0, 1, None, None, 0],
+            "s": [0.9, 0.4, 0.2, 0.5, 0.1, None],
+        }
+    )
+    opts = {"y_true": "y", "y_score": "s", "by": "g", "exact_method": method}
+    table = pfm.curve_counts(df, **opts)  # type: ignore[arg-type]
+    b = table.filter(pl.col("g") == "b")
+    assert b["threshold"].to_list() == [None] and b["n"].item() == 0 and b["n_null"].item() == 2
+    assert table["n"].unique(maintain_order=True).len() >= 1
+    per_group = table.group_by("g").agg(pl.col("n").first() + pl.col("n_null").first())
+    assert per_group["n"].sum() == df.height  # every row reconciles
+    summ = pfm.curve_summaries(df, **opts)  # type: ignore[arg-type]
+    assert summ["g"].unique().sort(nulls_last=True).to_list() == ["a", "b", None]
+    empty = summ.filter(pl.col("g") == "b")
+    assert empty["value"].null_count() == 3 and empty["n_null"].to_list() == [2, 2, 2]
+    assert empty["support"].to_list() == [0, 0, 0]
+    roc = pfm.roc_curve(table)
+    assert set(roc["g"].to_list()) == {"a"}  # no point for a group without counted rows
+    pooled = pfm.pooled_curve(table)
+    assert pooled["threshold"].null_count() == 0 and pooled["n_null"][0] == 3
+    assert_frame_equal(pooled, pfm.curve_counts(df, y_true="y", y_score="s", exact_method=method))  # type: ignore[arg-type]
+    lazy = pfm.curve_summaries(df.lazy(), **opts).collect(engine="streaming")  # type: ignore[arg-type]
+    assert_frame_equal(lazy, summ)
+
+
+def test_summary_disparities_comparisons_schema() -> None:
+    df = frame(17)
+    table = pfm.curve_counts(df, y_true="y", y_score="s", by="g", weight="w")
+    d = pfm.summary_disparities(table, reference="a")
+    assert d.columns[:2] == ["g", "metric"]
+    assert {"value", "support", "n", "n_null", "n_w", "reference", "is_reference"} <= set(d.columns)
+    assert d.filter(pl.col("g") == "a")["is_reference"].all()
+    assert d.filter(pl.col("g") == "a")["difference"].to_list() == [0.0, 0.0, 0.0]
+    assert d["reference"].unique().to_list() == ['g="a"']
+    summ = pfm.curve_summaries(table)
+    assert_frame_equal(d.select(summ.columns), summ)
+    wide = pfm.summary_disparities(table, reference="a", wide=True)
+    assert "roc_auc_difference" in wide.columns and wide.height == 5
+    largest = pfm.summary_disparities(table, reference="largest", summaries="roc_auc")
+    assert largest.filter(pl.col("is_reference"))["g"].to_list() == ["a"]
+    with pytest.raises(InvalidOptionError, match="rest"):
+        pfm.summary_disparities(table, reference="rest")
+
+
+@pytest.mark.parametrize("test_ratio", ["pooled", "per_group"])
+@pytest.mark.parametrize("lazy", [False, True])
+def test_deployment_corrected_pr_curve_agrees_with_deployment_counts(
+    test_ratio: str, lazy: bool
+) -> None:
+    """pr_curve's deployment correction is deployment_counts' (same option, same default):
+    on a grid every group has every threshold, so precision at each threshold must equal the
+    precision of the corrected count table."""
+    rng = np.random.default_rng(11)
+    n = 3000
+    g = rng.choice(["a", "b", "c"], n, p=[0.5, 0.3, 0.2])
+    y = rng.random(n) < np.select([g == "a", g == "b"], [0.2, 0.5], 0.35)
+    s = np.clip(np.round(rng.normal(0.35 + 0.3 * y, 0.2), 2), 0, 1)
+    df = pl.DataFrame({"g": g, "y": y, "s": s})
+    table = pfm.curve_counts(df, y_true="y", y_score="s", by="g", mode="grid", bins=20)
+    src = table.lazy() if lazy else table
+    curve = pfm.pr_curve(
+        src,
+        deploy_positive_rate=0.05,
+        test_ratio=test_ratio,
+        anchor=False,  # type: ignore[arg-type]
+    )
+    curve = curve.collect() if isinstance(curve, pl.LazyFrame) else curve
+    corrected = pfm.deployment_counts(
+        table,
+        deploy_positive_rate=0.05,
+        by="g",
+        test_ratio=test_ratio,  # type: ignore[arg-type]
+    )
+    want = pfm.metrics_from_counts(corrected, metrics="precision", by="g").select(
+        "g", "threshold", pl.col("value").alias("precision")
+    )
+    both = curve.join(want, on=["g", "threshold"], suffix="_want")
+    assert both.height == curve.height
+    diff = (both["precision"] - both["precision_want"]).abs().max()
+    assert diff is not None and float(diff) < 1e-12  # type: ignore[arg-type]
+    if test_ratio == "pooled":  # one factor for every group: the groups' base rates are kept
+        per_group = pfm.pr_curve(
+            table, deploy_positive_rate=0.05, test_ratio="per_group", anchor=False
+        )
+        assert not per_group["precision"].equals(curve["precision"])
+    with pytest.raises(pfm.FairMetricsError, match="test_ratio"):
+        pfm.pr_curve(table, deploy_positive_rate=0.05, test_ratio="overall")  # type: ignore[arg-type]

@@ -82,9 +82,16 @@ def make_rows(seed: int, n: int = 2400) -> pl.DataFrame:
     pred[g == "b"] = 1  # nothing predicted negative in b
     w = rng.exponential(1.0, n)
     w[rng.random(n) < 0.1] = 0.0
-    df = pl.DataFrame({
-        "g": g, "h": rng.integers(0, 3, n), "y": y, "p": pred, "s": score, "w": w,
-    })
+    df = pl.DataFrame(
+        {
+            "g": g,
+            "h": rng.integers(0, 3, n),
+            "y": y,
+            "p": pred,
+            "s": score,
+            "w": w,
+        }
+    )
     return df.with_columns(
         pl.when(pl.col("g") == "z").then(None).otherwise(pl.col("g")).alias("g"),
         pl.when(pl.Series(rng.random(n) < 0.03)).then(None).otherwise(pl.col("y")).alias("y"),
@@ -143,8 +150,7 @@ def test_counts_match_brute_force_oracle(spark: Any, sdf: Any, rows: pl.DataFram
         {"y_score": "s", "threshold": [0.0, 0.25, 0.5, 0.75, 1.0], "by": ["g", "h"]},
         {"y_pred": "p", "by": ["g", "h"], "separately": True, "weight": "w"},
     ],
-    ids=["one-key", "intersectional-weighted", "overall-weighted", "threshold-grid",
-         "separately"],
+    ids=["one-key", "intersectional-weighted", "overall-weighted", "threshold-grid", "separately"],
 )
 def test_counts_equal_local(sdf: Any, rows: pl.DataFrame, options: dict[str, Any]) -> None:
     got = spark_confusion_counts(sdf, y_true="y", **options)
@@ -156,8 +162,13 @@ def test_counts_equal_local(sdf: Any, rows: pl.DataFrame, options: dict[str, Any
 
 def test_chunks_within_a_partition_are_merged(sdf: Any, rows: pl.DataFrame) -> None:
     # 50-row Arrow batches, one chunk each: ~10 partial tables per partition (merged at 8)
-    opts: dict[str, Any] = {"y_true": "y", "y_score": "s", "threshold": [0.3, 0.6],
-                            "by": ["g", "h"], "weight": "w"}
+    opts: dict[str, Any] = {
+        "y_true": "y",
+        "y_score": "s",
+        "threshold": [0.3, 0.6],
+        "by": ["g", "h"],
+        "weight": "w",
+    }
     got = spark_confusion_counts(sdf, chunk_rows=50, **opts)
     assert_frame_equal(got, pfm.confusion_counts(rows, **opts), rel_tol=1e-12, abs_tol=1e-12)
     with pytest.raises(pfm.InvalidOptionError, match="chunk_rows=0"):
@@ -165,14 +176,21 @@ def test_chunks_within_a_partition_are_merged(sdf: Any, rows: pl.DataFrame) -> N
 
 
 def test_text_labels_partitions_with_one_class_and_empty_partitions(spark: Any) -> None:
-    df = pl.DataFrame({
-        "g": ["x", "x", "y", "y", None, "y"],
-        "y": ["yes", "no", "no", "no", "yes", None],
-        "p": ["yes", "yes", "no", "yes", "no", "no"],
-    })
+    df = pl.DataFrame(
+        {
+            "g": ["x", "x", "y", "y", None, "y"],
+            "y": ["yes", "no", "no", "no", "yes", None],
+            "p": ["yes", "yes", "no", "yes", "no", "no"],
+        }
+    )
     sdf = to_spark(spark, df, partitions=9)  # more partitions than rows: some are empty
-    opts: dict[str, Any] = {"y_true": "y", "y_pred": "p", "by": "g", "pos_label": "yes",
-                            "neg_label": "no"}
+    opts: dict[str, Any] = {
+        "y_true": "y",
+        "y_pred": "p",
+        "by": "g",
+        "pos_label": "yes",
+        "neg_label": "no",
+    }
     assert_frame_equal(spark_confusion_counts(sdf, **opts), pfm.confusion_counts(df, **opts))
 
 
@@ -192,9 +210,12 @@ def test_metrics_disparities_criteria_equal_local(sdf: Any, rows: pl.DataFrame) 
     assert_frame_equal(got, want, rel_tol=1e-12, abs_tol=1e-12)
     merged = spark_confusion_counts(sdf, **opts)  # the driver-side code on the merged table
     for ref in ("overall", "rest"):
-        assert_frame_equal(pfm.disparities(merged, reference=ref),
-                           pfm.disparities(rows, reference=ref, **opts),
-                           rel_tol=1e-12, abs_tol=1e-12)
+        assert_frame_equal(
+            pfm.disparities(merged, reference=ref),
+            pfm.disparities(rows, reference=ref, **opts),
+            rel_tol=1e-12,
+            abs_tol=1e-12,
+        )
     sep: dict[str, Any] = {"y_true": "y", "y_pred": "p", "by": ["g", "h"], "separately": True}
     got = spark_fairness_criteria(sdf, reference={"g": "a", "h": 0}, **sep)
     want = pfm.fairness_criteria(rows, reference={"g": "a", "h": 0}, **sep)
@@ -202,8 +223,14 @@ def test_metrics_disparities_criteria_equal_local(sdf: Any, rows: pl.DataFrame) 
 
 
 def test_threshold_sweep_disparities_per_threshold(sdf: Any, rows: pl.DataFrame) -> None:
-    opts: dict[str, Any] = {"y_true": "y", "y_score": "s", "threshold": [0.1, 0.5, 0.9],
-                            "by": "g", "metrics": ["tpr", "fpr"], "reference": "rest"}
+    opts: dict[str, Any] = {
+        "y_true": "y",
+        "y_score": "s",
+        "threshold": [0.1, 0.5, 0.9],
+        "by": "g",
+        "metrics": ["tpr", "fpr"],
+        "reference": "rest",
+    }
     got = spark_disparities(sdf, **opts)
     assert_frame_equal(got, pfm.disparities(rows, **opts), rel_tol=1e-12, abs_tol=1e-12)
     assert got["threshold"].unique().sort().to_list() == [0.1, 0.5, 0.9]
@@ -215,19 +242,23 @@ def test_binned_curves_and_bootstrap_on_the_merged_table(sdf: Any, rows: pl.Data
     opts: dict[str, Any] = {"y_true": "y", "y_score": "s", "threshold": grid, "by": "g"}
     merged = spark_confusion_counts(sdf, **opts)
     local = pfm.confusion_counts(rows, **opts)
-    assert_frame_equal(pfm.curve_summaries(merged), pfm.curve_summaries(local),
-                       rel_tol=1e-12, abs_tol=1e-12)
+    assert_frame_equal(
+        pfm.curve_summaries(merged), pfm.curve_summaries(local), rel_tol=1e-12, abs_tol=1e-12
+    )
     # resampling happens on the merged count table: the same draws as the local run
-    assert_frame_equal(pfm.resample_counts(merged, n_resamples=50, seed=3),
-                       pfm.resample_counts(local, n_resamples=50, seed=3))
+    assert_frame_equal(
+        pfm.resample_counts(merged, n_resamples=50, seed=3),
+        pfm.resample_counts(local, n_resamples=50, seed=3),
+    )
 
 
 def test_path_input(spark: Any, rows: pl.DataFrame, tmp_path: Path) -> None:
     path = tmp_path / "preds.parquet"
     rows.write_parquet(path, row_group_size=500)
     got = spark_confusion_counts(path, y_true="y", y_pred="p", by="g", spark=spark)
-    assert_frame_equal(got, pfm.confusion_counts(pl.scan_parquet(path), y_true="y", y_pred="p",
-                                                 by="g").collect())
+    assert_frame_equal(
+        got, pfm.confusion_counts(pl.scan_parquet(path), y_true="y", y_pred="p", by="g").collect()
+    )
 
 
 def test_driver_side_errors_before_any_job(sdf: Any) -> None:
@@ -248,8 +279,9 @@ def test_value_errors_surface_from_the_partition(spark: Any) -> None:
         spark_confusion_counts(to_spark(spark, df, 2), y_true="y", y_pred="p", weight="w")
 
 
-def test_doc_page_spark_examples_run(spark: Any, monkeypatch: pytest.MonkeyPatch,
-                                     tmp_path: Path) -> None:
+def test_doc_page_spark_examples_run(
+    spark: Any, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     blocks = SPARK_BLOCK.findall(DOC.read_text(encoding="utf-8"))
     assert blocks, "docs/spark.md has no ```python spark blocks"
     monkeypatch.chdir(tmp_path)
