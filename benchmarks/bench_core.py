@@ -44,8 +44,16 @@ def make_data(n: int, path: Path, seed: int = 0) -> None:
         g = rng.choice(np.array(["a", "b", "c", "d"]), m, p=[0.4, 0.3, 0.2, 0.1])
         y = rng.random(m) < 0.3
         p = np.where(rng.random(m) < 0.8, y, ~y)
-        frames.append(pl.DataFrame({"group": g, "y": y.astype(np.int8), "pred": p.astype(np.int8),
-                                    "w": rng.random(m) * 2}))
+        frames.append(
+            pl.DataFrame(
+                {
+                    "group": g,
+                    "y": y.astype(np.int8),
+                    "pred": p.astype(np.int8),
+                    "w": rng.random(m) * 2,
+                }
+            )
+        )
     pl.concat(frames).write_parquet(path, row_group_size=1_000_000)
 
 
@@ -62,7 +70,7 @@ def ours(path: Path) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
     counts = pfm.confusion_counts(
         pl.scan_parquet(path), y_true="y", y_pred="pred", by="group", weight="w"
     ).collect(engine="streaming")
-    metrics = pfm.metrics_from_counts(counts, long=True)
+    metrics = pfm.metrics_from_counts(counts)
     disp = pfm.disparities(counts, by="group", reference="a")
     crit = pfm.fairness_criteria(counts, by="group", reference="a")
     return metrics, disp, crit
@@ -101,16 +109,25 @@ def fairlearn_report(pdf: object) -> object:
     sample_params = {k: {"sample_weight": w} for k in metrics}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        mf = MetricFrame(metrics=metrics, y_true=pdf["y"], y_pred=pdf["pred"],  # type: ignore[index]
-                         sensitive_features=pdf["group"], sample_params=sample_params)  # type: ignore[index]
+        mf = MetricFrame(
+            metrics=metrics,
+            y_true=pdf["y"],
+            y_pred=pdf["pred"],  # type: ignore[index]
+            sensitive_features=pdf["group"],
+            sample_params=sample_params,
+        )  # type: ignore[index]
         return mf.by_group, mf.difference(), mf.ratio()
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--sizes", default="1e5,1e6,1e7")
-    ap.add_argument("--fairlearn-max", type=float, default=1e6,
-                    help="largest size at which to run fairlearn's MetricFrame")
+    ap.add_argument(
+        "--fairlearn-max",
+        type=float,
+        default=1e6,
+        help="largest size at which to run fairlearn's MetricFrame",
+    )
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--out", default=str(ROOT / "docs" / "benchmarks" / "core.md"))
     args = ap.parse_args()
@@ -129,8 +146,11 @@ def main() -> None:
                 t_fl = best_of(lambda pdf=pdf: fairlearn_report(pdf), 1)
             rows.append((n, t_floor, t_ours, t_fl))
             fl = f"{t_fl:.3f}s" if t_fl is not None else "not run"
-            print(f"n={n:>10,}: floor {t_floor:.3f}s  ours {t_ours:.3f}s "
-                  f"({t_ours / t_floor:.2f}x floor)  fairlearn {fl}", flush=True)
+            print(
+                f"n={n:>10,}: floor {t_floor:.3f}s  ours {t_ours:.3f}s "
+                f"({t_ours / t_floor:.2f}x floor)  fairlearn {fl}",
+                flush=True,
+            )
     cmd = "python benchmarks/bench_core.py " + " ".join(sys.argv[1:])
     lines = [
         "# Core report: group metrics + disparities",

@@ -52,30 +52,49 @@ def make_data(n: int, path: Path, seed: int = 0) -> None:
         g = rng.choice(GROUPS, m)
         y = rng.random(m) < 0.3
         s = np.clip(rng.normal(0.4 + 0.2 * y, 0.2), 0.0, 1.0)
-        frames.append(pl.DataFrame({"group": g, "y": y.astype(np.int8), "score": s,
-                                    "score3": np.round(s, 3), "w": rng.random(m) * 2}))
+        frames.append(
+            pl.DataFrame(
+                {
+                    "group": g,
+                    "y": y.astype(np.int8),
+                    "score": s,
+                    "score3": np.round(s, 3),
+                    "w": rng.random(m) * 2,
+                }
+            )
+        )
     pl.concat(frames).write_parquet(path, row_group_size=1_000_000)
 
 
 def floor(path: Path, col: str) -> pl.DataFrame:
-    return (pl.scan_parquet(path)
-            .group_by("group", "y", (pl.col(col) >= 0.5).alias("pred"))
-            .agg(pl.len(), pl.col("w").sum())
-            .collect(engine="streaming"))
+    return (
+        pl.scan_parquet(path)
+        .group_by("group", "y", (pl.col(col) >= 0.5).alias("pred"))
+        .agg(pl.len(), pl.col("w").sum())
+        .collect(engine="streaming")
+    )
 
 
 def floor_curve(path: Path, col: str) -> pl.DataFrame:
-    return (pl.scan_parquet(path)
-            .group_by("group", "y", col)
-            .agg(pl.len(), pl.col("w").sum())
-            .collect(engine="streaming"))
+    return (
+        pl.scan_parquet(path)
+        .group_by("group", "y", col)
+        .agg(pl.len(), pl.col("w").sum())
+        .collect(engine="streaming")
+    )
 
 
 def ours(path: Path, col: str, mode: str = "exact", method: str = "aggregate") -> pl.DataFrame:
-    table = pfm.curve_counts(pl.scan_parquet(path), y_true="y", y_score=col, by="group",
-                             weight="w", mode=mode, bins=1000,  # type: ignore[arg-type]
-                             exact_method=method,  # type: ignore[arg-type]
-                             ).collect(engine="streaming")
+    table = pfm.curve_counts(
+        pl.scan_parquet(path),
+        y_true="y",
+        y_score=col,
+        by="group",
+        weight="w",
+        mode=mode,
+        bins=1000,  # type: ignore[arg-type]
+        exact_method=method,  # type: ignore[arg-type]
+    ).collect(engine="streaming")
     return pfm.curve_summaries(table)
 
 
@@ -125,9 +144,12 @@ def main() -> None:
                 t_sk = best_of(lambda parts=parts: sklearn_loop(parts), 1)
                 n_thr = int(floor_curve(path, col).select("group", col).n_unique())
                 rows.append((n, col, n_thr, t_floor, t_fc, t_ours, t_sort, t_grid, t_sk))
-                print(f"n={n:>11,} {col:6}: floor {t_floor:.3f}s  floor@curve {t_fc:.3f}s  "
-                      f"ours {t_ours:.3f}s  sort {t_sort:.3f}s  grid {t_grid:.3f}s  "
-                      f"sklearn {t_sk:.3f}s", flush=True)
+                print(
+                    f"n={n:>11,} {col:6}: floor {t_floor:.3f}s  floor@curve {t_fc:.3f}s  "
+                    f"ours {t_ours:.3f}s  sort {t_sort:.3f}s  grid {t_grid:.3f}s  "
+                    f"sklearn {t_sk:.3f}s",
+                    flush=True,
+                )
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     cmd = "PYTHONPATH=. python benchmarks/bench_curves.py " + " ".join(sys.argv[1:])
     lines = [
@@ -144,9 +166,9 @@ def main() -> None:
         "curve resolution `group_by([group, y, score]).agg(len, sum(w))` (one count per distinct "
         "score: the scan an exact curve cannot avoid); *ours* = `curve_counts` (exact, weighted, "
         "every group: one scan, one sort per group) + `curve_summaries` (ROC AUC, AP, AUPR), "
-        "streaming (default `exact_method=\"aggregate\"`); *sort* = the same with "
-        "`exact_method=\"sort\"` (each group's rows sorted directly); *grid* = the same with "
-        "`mode=\"grid\", bins=1000`; *sklearn* = a loop over "
+        'streaming (default `exact_method="aggregate"`); *sort* = the same with '
+        '`exact_method="sort"` (each group\'s rows sorted directly); *grid* = the same with '
+        '`mode="grid", bins=1000`; *sklearn* = a loop over '
         "the groups of `roc_curve`, `precision_recall_curve`, `roc_auc_score`, "
         "`average_precision_score` with `sample_weight` on numpy arrays already in memory "
         "(reading excluded).",
@@ -169,10 +191,10 @@ def main() -> None:
         "multiple of one count pass. With float64 scores that are all distinct, the curve table "
         "itself has about as many rows as the data: the exact curve then costs the count pass at "
         "curve resolution (a high-cardinality `group_by`) plus one sort of each group — compare "
-        "with *floor@curve*, not with the low-cardinality *floor*; `exact_method=\"sort\"` "
+        'with *floor@curve*, not with the low-cardinality *floor*; `exact_method="sort"` '
         "skips the high-cardinality aggregation and sorts each group's rows instead "
         "(scikit-learn's algorithm, in one Polars query). When that is too much, "
-        "`mode=\"grid\"` (or `\"quantile\"`) costs about one count pass and its summary error is "
+        '`mode="grid"` (or `"quantile"`) costs about one count pass and its summary error is '
         "bounded (see docs/curves.md).",
         "",
     ]

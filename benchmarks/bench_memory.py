@@ -83,7 +83,7 @@ def child(mode: str, files: list[str]) -> None:
     elif mode == "report-1scan":
         counts = pfm.confusion_counts(lf, y_true="y", y_pred="pred", by="group", weight="w")
         table = counts.collect(engine="streaming")
-        pfm.metrics_from_counts(table, long=True)
+        pfm.metrics_from_counts(table)
         pfm.disparities(table, reference=0)
         pfm.fairness_criteria(table, reference=0)
         rows = int(table["n"].sum() + table["n_null"].sum())
@@ -99,8 +99,11 @@ def child(mode: str, files: list[str]) -> None:
         rows = int(gm.filter(pl.col("metric") == "accuracy")["n"].sum())
     seconds = time.perf_counter() - t0
     peak = peak_rss()
-    print(json.dumps({"mode": mode, "seconds": seconds, "peak_rss": peak,
-                      "base_rss": base_rss, "rows": rows}))
+    print(
+        json.dumps(
+            {"mode": mode, "seconds": seconds, "peak_rss": peak, "base_rss": base_rss, "rows": rows}
+        )
+    )
 
 
 MODES = ["floor", "report", "report-1scan"]
@@ -132,18 +135,30 @@ def main() -> None:
     out = Path(args.out)
     if args.render:
         raw = json.loads(Path(args.render).read_text(encoding="utf-8"))
-        write_doc(out, raw["results"], raw["rows"], raw["size_gb"], raw["gen_s"], raw["chunk"],
-                  raw["argv"], raw["repeat"], raw["load"])
+        write_doc(
+            out,
+            raw["results"],
+            raw["rows"],
+            raw["size_gb"],
+            raw["gen_s"],
+            raw["chunk"],
+            raw["argv"],
+            raw["repeat"],
+            raw["load"],
+        )
         return
     folder = Path(args.data or tempfile.mkdtemp(prefix="pfm_bench_memory_"))
     try:
         t0 = time.perf_counter()
-        files = sorted(folder.glob("part-*.parquet")) if args.data else make_data(large, chunk,
-                                                                                   folder)
+        files = (
+            sorted(folder.glob("part-*.parquet")) if args.data else make_data(large, chunk, folder)
+        )
         gen_s = time.perf_counter() - t0
         size_gb = sum(f.stat().st_size for f in files) / 1e9
-        print(f"generated {large:,} rows in {len(files)} files ({size_gb:.2f} GB) in {gen_s:.0f} s",
-              flush=True)
+        print(
+            f"generated {large:,} rows in {len(files)} files ({size_gb:.2f} GB) in {gen_s:.0f} s",
+            flush=True,
+        )
         configs = {"small": (small, files[: max(1, small // chunk)]), "large": (large, files)}
         results: dict[str, dict[str, dict[str, float]]] = {}
         for name, (n, fs) in configs.items():
@@ -167,15 +182,36 @@ def main() -> None:
             shutil.rmtree(folder, ignore_errors=True)
     rows = {k: v[0] for k, v in configs.items()}
     load = os.getloadavg()[0]
-    out.with_suffix(".json").write_text(json.dumps({
-        "results": results, "rows": rows, "size_gb": size_gb, "gen_s": gen_s, "chunk": chunk,
-        "argv": sys.argv[1:], "repeat": args.repeat, "load": load}, indent=1), encoding="utf-8")
+    out.with_suffix(".json").write_text(
+        json.dumps(
+            {
+                "results": results,
+                "rows": rows,
+                "size_gb": size_gb,
+                "gen_s": gen_s,
+                "chunk": chunk,
+                "argv": sys.argv[1:],
+                "repeat": args.repeat,
+                "load": load,
+            },
+            indent=1,
+        ),
+        encoding="utf-8",
+    )
     write_doc(out, results, rows, size_gb, gen_s, chunk, sys.argv[1:], args.repeat, load)
 
 
-def write_doc(path: Path, results: dict[str, dict[str, dict[str, float]]],
-              configs_rows: dict[str, int], size_gb: float, gen_s: float, chunk: int,
-              argv: list[str], args_repeat: int, load: float) -> None:
+def write_doc(
+    path: Path,
+    results: dict[str, dict[str, dict[str, float]]],
+    configs_rows: dict[str, int],
+    size_gb: float,
+    gen_s: float,
+    chunk: int,
+    argv: list[str],
+    args_repeat: int,
+    load: float,
+) -> None:
     mib = 1024 * 1024
     lines = [
         f"# Bounded memory: the full report streamed over {configs_rows['small']:.0e} and "
@@ -194,9 +230,9 @@ def write_doc(path: Path, results: dict[str, dict[str, dict[str, float]]],
         "",
         "*report* = `group_metrics` (all 17 metrics) + `disparities` (reference group 0) + "
         "`fairness_criteria`, weighted, as three lazy queries over one `scan_parquet`, collected "
-        "by `pl.collect_all(..., engine=\"streaming\")`. *report-1scan* = the same report the way "
+        'by `pl.collect_all(..., engine="streaming")`. *report-1scan* = the same report the way '
         "the package is meant to be used: one streaming scan to the count table "
-        "(`confusion_counts(...).collect(engine=\"streaming\")`), then `metrics_from_counts`, "
+        '(`confusion_counts(...).collect(engine="streaming")`), then `metrics_from_counts`, '
         "`disparities` and `fairness_criteria` on that small table. *floor* = "
         "`scan_parquet(...).group_by([group, y, pred]).agg(pl.len(), pl.col(w).sum())` on the "
         "streaming engine. Each configuration runs in a fresh subprocess, which reports its own "
@@ -224,16 +260,22 @@ def write_doc(path: Path, results: dict[str, dict[str, dict[str, float]]],
                 f"{r['seconds'] / floor_s:.2f} | "
                 f"{r['peak_rss'] / results[name]['floor']['peak_rss']:.2f} |"
             )
-    lines += ["", f"Median peak memory, {configs_rows['large']:,} rows / "
-              f"{configs_rows['small']:,} rows:", ""]
+    lines += [
+        "",
+        f"Median peak memory, {configs_rows['large']:,} rows / {configs_rows['small']:,} rows:",
+        "",
+    ]
     for mode in MODES:
         ratio = results["large"][mode]["peak_rss"] / results["small"][mode]["peak_rss"]
         verdict = "within" if ratio <= 1.2 else "NOT within"
         lines.append(f"- {mode}: **{ratio:.2f}×** ({verdict} the 1.2× target)")
-    worst = max(results[n][m]["peak_rss"] / results[n]["floor"]["peak_rss"]
-                for n in results for m in MODES)
-    moved = max(abs(results["large"][m]["peak_rss"] - results["small"][m]["peak_rss"])
-                for m in MODES) / mib
+    worst = max(
+        results[n][m]["peak_rss"] / results[n]["floor"]["peak_rss"] for n in results for m in MODES
+    )
+    moved = (
+        max(abs(results["large"][m]["peak_rss"] - results["small"][m]["peak_rss"]) for m in MODES)
+        / mib
+    )
     lines += [
         "",
         "Reading: the peak does not grow with the row count — ten times the rows (and files) "

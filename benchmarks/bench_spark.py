@@ -54,11 +54,16 @@ def make_data(n: int, folder: Path, files: int, seed: int = 0) -> None:
         g = rng.choice(np.array(["a", "b", "c", "d"]), m, p=[0.4, 0.3, 0.2, 0.1])
         y = rng.random(m) < 0.3
         s = np.clip(np.where(y, rng.beta(4, 2, m), rng.beta(2, 4, m)), 0, 1)
-        pl.DataFrame({
-            "group": g, "region": rng.integers(0, 5, m).astype(np.int32),
-            "y": y.astype(np.int8), "pred": (s >= 0.5).astype(np.int8), "score": s,
-            "w": rng.random(m) * 2,
-        }).write_parquet(folder / f"part-{i:03d}.parquet", row_group_size=500_000)
+        pl.DataFrame(
+            {
+                "group": g,
+                "region": rng.integers(0, 5, m).astype(np.int32),
+                "y": y.astype(np.int8),
+                "pred": (s >= 0.5).astype(np.int8),
+                "score": s,
+                "w": rng.random(m) * 2,
+            }
+        ).write_parquet(folder / f"part-{i:03d}.parquet", row_group_size=500_000)
 
 
 def main() -> None:
@@ -80,8 +85,10 @@ def main() -> None:
 
     t0 = time.perf_counter()
     spark = (
-        SparkSession.builder.master("local[2]").config("spark.ui.enabled", "false")
-        .config("spark.sql.shuffle.partitions", "2").config("spark.driver.memory", "2g")
+        SparkSession.builder.master("local[2]")
+        .config("spark.ui.enabled", "false")
+        .config("spark.sql.shuffle.partitions", "2")
+        .config("spark.driver.memory", "2g")
         .getOrCreate()
     )
     spark.sparkContext.setLogLevel("ERROR")
@@ -95,16 +102,24 @@ def main() -> None:
         path = str(folder)
 
         def floor(glob: str = glob) -> object:
-            return (pl.scan_parquet(glob).group_by(["group", "region", "y", "pred"])
-                    .agg(pl.len(), pl.col("w").sum()).collect(engine="streaming"))
+            return (
+                pl.scan_parquet(glob)
+                .group_by(["group", "region", "y", "pred"])
+                .agg(pl.len(), pl.col("w").sum())
+                .collect(engine="streaming")
+            )
 
         def local(glob: str = glob) -> object:
             c = pfm.confusion_counts(pl.scan_parquet(glob), **OPTS).collect(engine="streaming")
             return pfm.disparities(c, reference="rest")
 
         def spark_floor(path: str = path) -> object:
-            return (spark.read.parquet(path).groupBy("group", "region", "y", "pred")
-                    .agg(F.count("*"), F.sum("w")).collect())
+            return (
+                spark.read.parquet(path)
+                .groupBy("group", "region", "y", "pred")
+                .agg(F.count("*"), F.sum("w"))
+                .collect()
+            )
 
         def spark_transfer(path: str = path) -> object:
             # mapInArrow that computes nothing: the cost of moving the rows to Python workers
@@ -116,23 +131,32 @@ def main() -> None:
             return pfm.disparities(c, reference="rest")
 
         def local_grid(glob: str = glob) -> object:
-            return pfm.confusion_counts(pl.scan_parquet(glob), y_true="y", y_score="score",
-                                        threshold=GRID, by="group").collect(engine="streaming")
+            return pfm.confusion_counts(
+                pl.scan_parquet(glob), y_true="y", y_score="score", threshold=GRID, by="group"
+            ).collect(engine="streaming")
 
         def spark_grid(path: str = path) -> object:
-            return spark_confusion_counts(path, spark=spark, y_true="y", y_score="score",
-                                          threshold=GRID, by="group")
+            return spark_confusion_counts(
+                path, spark=spark, y_true="y", y_score="score", threshold=GRID, by="group"
+            )
 
         # same answer first (counts exact, weighted sums to rounding)
         want = pfm.confusion_counts(pl.scan_parquet(glob), **OPTS).collect(engine="streaming")
         got = spark_confusion_counts(path, spark=spark, **OPTS)
         from polars.testing import assert_frame_equal
+
         assert_frame_equal(got, want, rel_tol=1e-12)
         spark_grid()  # warm the Python workers
         r = {"n": n}
-        for name, fn in [("floor", floor), ("local", local), ("spark_floor", spark_floor),
-                         ("spark_transfer", spark_transfer), ("spark", on_spark),
-                         ("local_grid", local_grid), ("spark_grid", spark_grid)]:
+        for name, fn in [
+            ("floor", floor),
+            ("local", local),
+            ("spark_floor", spark_floor),
+            ("spark_transfer", spark_transfer),
+            ("spark", on_spark),
+            ("local_grid", local_grid),
+            ("spark_grid", spark_grid),
+        ]:
             r[name] = best_of(fn, args.repeat)
             print(n, name, f"{r[name]:.3f}s", flush=True)
         rows.append(r)
@@ -155,7 +179,7 @@ def main() -> None:
         "- *floor*: one plain Polars `scan_parquet().group_by([group, region, y, pred])"
         ".agg(len, sum(w))`, streaming.",
         "- *local*: `confusion_counts(scan_parquet(...), by=[group, region], weight=w)` streaming"
-        " + `disparities(reference=\"rest\")` (all metrics).",
+        ' + `disparities(reference="rest")` (all metrics).',
         "- *Spark floor*: Spark-native `read.parquet().groupBy(group, region, y, pred)"
         ".agg(count, sum(w)).collect()` (no Python workers).",
         "- *Arrow transfer*: the same columns through a `mapInArrow` that computes nothing "

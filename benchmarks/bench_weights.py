@@ -7,6 +7,8 @@ runs in its own subprocess (so its peak memory, ru_maxrss, is its own); each is 
 Run from the repository root::
 
     PYTHONPATH=. /work/venv/bin/python benchmarks/bench_weights.py [--rows 10000000]
+
+``--doc /tmp/weights.md`` writes the page elsewhere (for a tiny check run).
 """
 
 from __future__ import annotations
@@ -43,14 +45,16 @@ def make_data(rows: int) -> Path:
     a = rng.choice(4, size=rows, p=[0.55, 0.3, 0.1, 0.05])
     y = (rng.random(rows) < 0.2 + 0.1 * a).astype(np.int8)
     score = np.clip(0.35 * y + rng.random(rows) * 0.65, 0, 1)
-    pl.DataFrame({
-        "g": pl.Series(np.array(GROUPS)[rng.integers(0, 8, rows)]),
-        "a": pl.Series(np.array(LEVELS)[a]),
-        "y": y,
-        "pred": (score >= 0.5).astype(np.int8),
-        "score": score,
-        "in_b": rng.random(rows) < 0.3,
-    }).write_parquet(path)
+    pl.DataFrame(
+        {
+            "g": pl.Series(np.array(GROUPS)[rng.integers(0, 8, rows)]),
+            "a": pl.Series(np.array(LEVELS)[a]),
+            "y": y,
+            "pred": (score >= 0.5).astype(np.int8),
+            "score": score,
+            "in_b": rng.random(rows) < 0.3,
+        }
+    ).write_parquet(path)
     return path
 
 
@@ -64,41 +68,57 @@ def run_method(name: str, path: str) -> None:
         out = lf.group_by("g", "y", "pred").agg(pl.len()).collect(engine="streaming")
     elif name == "counts":
         out = pfm.confusion_counts(lf, y_true="y", y_pred="pred", by="g").collect(
-            engine="streaming")
+            engine="streaming"
+        )
     elif name == "iw_rows":
         w = lf.with_columns(pfm.importance_weights("a", target=TARGET))
-        out = pfm.confusion_counts(w, y_true="y", y_pred="pred", by="g",
-                                   weight="importance_weight").collect(engine="streaming")
+        out = pfm.confusion_counts(
+            w, y_true="y", y_pred="pred", by="g", weight="importance_weight"
+        ).collect(engine="streaming")
     elif name == "iw_rows_uniform":
         w = lf.with_columns(pfm.importance_weights("a"))
-        out = pfm.confusion_counts(w, y_true="y", y_pred="pred", by="g",
-                                   weight="importance_weight").collect(engine="streaming")
+        out = pfm.confusion_counts(
+            w, y_true="y", y_pred="pred", by="g", weight="importance_weight"
+        ).collect(engine="streaming")
     elif name == "iw_rows_source":
         src = {"a0": 0.55, "a1": 0.3, "a2": 0.1, "a3": 0.05}
         w = lf.with_columns(pfm.importance_weights("a", target=TARGET, source=src))
-        out = pfm.confusion_counts(w, y_true="y", y_pred="pred", by="g",
-                                   weight="importance_weight").collect(engine="streaming")
+        out = pfm.confusion_counts(
+            w, y_true="y", y_pred="pred", by="g", weight="importance_weight"
+        ).collect(engine="streaming")
     elif name == "iw_counts":
         t = pfm.confusion_counts(lf, y_true="y", y_pred="pred", by=["g", "a"])
         out = pfm.importance_weighted_counts(t, "a", target=TARGET, keys="g").collect(
-            engine="streaming")
+            engine="streaming"
+        )
+    elif name == "iw_metrics":
+        out = pfm.importance_weighted_metrics(
+            lf, "a", target=TARGET, keys="g", y_true="y", y_pred="pred"
+        ).collect(engine="streaming")
     elif name == "bias_rows":
         w = lf.with_columns(pfm.bias_adjusted_weights("in_b", biased_share=SHARE))
-        out = pfm.confusion_counts(w, y_true="y", y_pred="pred", by="g",
-                                   weight="bias_adjusted_weight").collect(engine="streaming")
+        out = pfm.confusion_counts(
+            w, y_true="y", y_pred="pred", by="g", weight="bias_adjusted_weight"
+        ).collect(engine="streaming")
     elif name == "bias_counts":
         t = pfm.confusion_counts(lf, y_true="y", y_pred="pred", by=["g", "in_b"])
         out = pfm.bias_adjusted_counts(t, "in_b", biased_share=SHARE, keys="g").collect(
-            engine="streaming")
+            engine="streaming"
+        )
     elif name == "deploy_sweep":
-        t = pfm.confusion_counts(lf, y_true="y", y_score="score",
-                                 threshold=[i / 20 for i in range(21)], by="g")
-        out = pfm.threshold_for_precision(t, min_precision=0.3,
-                                          deploy_positive_rate=0.01).collect(engine="streaming")
+        t = pfm.confusion_counts(
+            lf, y_true="y", y_score="score", threshold=[i / 20 for i in range(21)], by="g"
+        )
+        out = pfm.threshold_for_precision(t, min_precision=0.3, deploy_positive_rate=0.01).collect(
+            engine="streaming"
+        )
+    elif name == "deploy_metrics":
+        t = pfm.confusion_counts(lf, y_true="y", y_pred="pred", by="g")
+        out = pfm.deployment_metrics(t, deploy_positive_rate=0.01).collect(engine="streaming")
     elif name == "sweep_only":
-        out = pfm.confusion_counts(lf, y_true="y", y_score="score",
-                                   threshold=[i / 20 for i in range(21)], by="g").collect(
-            engine="streaming")
+        out = pfm.confusion_counts(
+            lf, y_true="y", y_score="score", threshold=[i / 20 for i in range(21)], by="g"
+        ).collect(engine="streaming")
     elif name == "peer_numpy_sklearn":
         from sklearn.metrics import confusion_matrix
 
@@ -125,19 +145,39 @@ def run_method(name: str, path: str) -> None:
 METHODS = [
     ("floor", "floor: plain `group_by(g, y, pred).agg(pl.len())`"),
     ("counts", "`confusion_counts(by=g)` (core, unweighted)"),
-    ("iw_rows", "importance weights, row route: `with_columns(importance_weights(a, "
-                "target={...}))` → `confusion_counts(weight=)` (source mix: one sum per level)"),
-    ("iw_rows_uniform", "importance weights, row route, `target=\"uniform\"` (source mix and "
-                        "level count from windows)"),
+    (
+        "iw_rows",
+        "importance weights, row route: `with_columns(importance_weights(a, "
+        "target={...}))` → `confusion_counts(weight=)` (source mix: one sum per level)",
+    ),
+    (
+        "iw_rows_uniform",
+        'importance weights, row route, `target="uniform"` (source mix and '
+        "level count from windows)",
+    ),
     ("iw_rows_source", "importance weights, row route with `source=` given"),
-    ("iw_counts", "importance weights, count route: `confusion_counts(by=[g, a])` "
-                  "→ `importance_weighted_counts(keys=g)`"),
+    (
+        "iw_counts",
+        "importance weights, count route: `confusion_counts(by=[g, a])` "
+        "→ `importance_weighted_counts(keys=g)`",
+    ),
+    (
+        "iw_metrics",
+        "`importance_weighted_metrics(a, keys=g)`: the count route and all metrics, long",
+    ),
     ("bias_rows", "bias-adjusted weights, row route"),
     ("bias_counts", "bias-adjusted weights, count route (`bias_adjusted_counts`)"),
+    (
+        "deploy_metrics",
+        "`confusion_counts(by=g)` → `deployment_metrics(deploy_positive_rate=0.01)`",
+    ),
     ("sweep_only", "threshold sweep, 21 thresholds: `confusion_counts(y_score=, threshold=)`"),
     ("deploy_sweep", "sweep + `threshold_for_precision(deploy_positive_rate=0.01)`"),
-    ("peer_numpy_sklearn", "peer: read parquet, numpy importance weights, scikit-learn "
-                           "`confusion_matrix(sample_weight=)` per group"),
+    (
+        "peer_numpy_sklearn",
+        "peer: read parquet, numpy importance weights, scikit-learn "
+        "`confusion_matrix(sample_weight=)` per group",
+    ),
 ]
 
 
@@ -145,6 +185,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rows", type=int, default=10_000_000)
     parser.add_argument("--one", nargs=2, metavar=("METHOD", "PATH"))
+    parser.add_argument("--doc", type=Path, default=DOC, help="where to write the results page")
     args = parser.parse_args()
     if args.one:
         run_method(*args.one)
@@ -158,7 +199,10 @@ def main() -> None:
         for _ in range(1 if name.startswith("peer") else REPEATS):
             proc = subprocess.run(
                 [sys.executable, __file__, "--one", name, str(path)],
-                capture_output=True, text=True, check=True, cwd=ROOT,
+                capture_output=True,
+                text=True,
+                check=True,
+                cwd=ROOT,
                 env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
             )
             rec = json.loads(proc.stdout.strip().splitlines()[-1])
@@ -177,7 +221,7 @@ def main() -> None:
         f"`|B|/|U|` = {SHARE}.",
         "",
         "Each method runs in its own subprocess on the streaming engine "
-        f"(`collect(engine=\"streaming\")`); best of {REPEATS} runs (the peer: one run); "
+        f'(`collect(engine="streaming")`); best of {REPEATS} runs (the peer: one run); '
         "peak = the subprocess's "
         "max RSS (including the Python interpreter and imports, ≈ 100–150 MiB).",
         "",
@@ -202,7 +246,8 @@ def main() -> None:
         "back to the rows needs the whole frame in memory, so its peak memory grows with the rows "
         "and it costs a few passes of CPU over the in-memory columns. With `source=` given the "
         "weight needs no source aggregate, but the guard (a level missing from the source mix is "
-        "an error) is still a whole-frame aggregate in the same query.",
+        "an error) is still a whole-frame aggregate in the same query; so is the guard that a "
+        "level of the data is listed by the target mix (`missing_groups='error'`).",
         "- The deployment correction works on the count table of a threshold sweep: its cost over "
         "the sweep itself is the small-table work only.",
         "",
@@ -219,9 +264,9 @@ def main() -> None:
         "run).",
         "",
     ]
-    DOC.parent.mkdir(parents=True, exist_ok=True)
-    DOC.write_text("\n".join(lines))
-    print(f"wrote {DOC}")
+    args.doc.parent.mkdir(parents=True, exist_ok=True)
+    args.doc.write_text("\n".join(lines))
+    print(f"wrote {args.doc}")
 
 
 if __name__ == "__main__":

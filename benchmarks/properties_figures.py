@@ -40,10 +40,10 @@ def main() -> None:
         tbl_cols=20,
     ):
         print(table.drop("rule"))
-        print(a.properties.select("property", "measure", "evidence"))
+        print(a.properties.select("property", "metric", "evidence"))
         print(
             a.resolution.pivot(
-                on="measure", index=["positives", "protected"], values="distinct_values"
+                on="metric", index=["positives", "protected"], values="distinct_values"
             )
         )
 

@@ -50,8 +50,16 @@ def main() -> None:
     adult = pl.read_parquet(args.data).with_row_index("row_id")
     train = adult.filter(pl.col("split") == "train")
     test = adult.filter(pl.col("split") == "test")
-    cat_cols = ["workclass", "education", "marital_status", "occupation", "relationship",
-                "race", "sex", "native_country"]
+    cat_cols = [
+        "workclass",
+        "education",
+        "marital_status",
+        "occupation",
+        "relationship",
+        "race",
+        "sex",
+        "native_country",
+    ]
     categories = {c: sorted(train[c].fill_null("?").unique().to_list()) for c in cat_cols}
     x_train, x_test = features(train, categories), features(test, categories)
     y_train = (train["income"] == ">50K").to_numpy()
@@ -61,19 +69,22 @@ def main() -> None:
     for j in range(args.models):
         rng = np.random.default_rng(args.seed + j)
         idx = rng.integers(0, len(y_train), len(y_train))
-        model = HistGradientBoostingClassifier(max_iter=60, learning_rate=0.1,
-                                               random_state=args.seed + j)
+        model = HistGradientBoostingClassifier(
+            max_iter=60, learning_rate=0.1, random_state=args.seed + j
+        )
         model.fit(x_train[idx], y_train[idx])
         probs[f"p{j:02d}"] = model.predict_proba(x_test)[:, 1].astype(np.float32)
         print(f"model {j}: test accuracy {np.mean((probs[f'p{j:02d}'] >= 0.5) == y_test):.4f}")
 
-    out = pl.DataFrame({
-        "row_id": test["row_id"].cast(pl.Int32),
-        "sex": test["sex"],
-        "race": test["race"],
-        "high_income": pl.Series(y_test, dtype=pl.Int8),
-        **probs,
-    })
+    out = pl.DataFrame(
+        {
+            "row_id": test["row_id"].cast(pl.Int32),
+            "sex": test["sex"],
+            "race": test["race"],
+            "high_income": pl.Series(y_test, dtype=pl.Int8),
+            **probs,
+        }
+    )
     out.write_parquet(args.out, compression="zstd", compression_level=19)
     print(f"wrote {args.out} ({args.out.stat().st_size / 1e6:.2f} MB, {out.height} rows)")
 

@@ -17,8 +17,7 @@ BLOCK = re.compile(r"^```python[ \t]*\n(.*?)^```", re.S | re.M)
 
 
 @pytest.mark.parametrize("page", PAGES, ids=[p.name for p in PAGES])
-def test_page_examples_run(page: Path, monkeypatch: pytest.MonkeyPatch,
-                           tmp_path: Path) -> None:
+def test_page_examples_run(page: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     blocks = BLOCK.findall(page.read_text(encoding="utf-8"))
     if not blocks:
         pytest.skip("no python examples")
