@@ -32,8 +32,8 @@ matplotlib is imported inside the functions: importing this module never imports
 from __future__ import annotations
 
 import itertools
-import textwrap
 import math
+import textwrap
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -357,6 +357,7 @@ def _value_panels(
             else:
                 (pts,) = ax.plot(xs, ys, linestyle="none", marker="o", markersize=5, color=color)
                 pts.set_gid("pfm-values")
+                ax.margins(x=0.12)
             if low and high:
                 _whiskers(ax, ys, lows, highs, "black" if kind == "bar" else color)
             for y in missing:
@@ -671,8 +672,11 @@ def plot_disparities(
                 bands[m] = (float(band[0]), float(band[1]))
         if band == "default":
             note = "; ".join(
-                f"reference band {k} {b}"
-                for k, b in (("difference", "±0.1"), ("ratio", "[0.8, 1.25]"))
+                text
+                for k, text in (
+                    ("difference", "reference band ±0.1 (difference)"),
+                    ("ratio", "four-fifths band [0.8, 1.25] (ratio)"),
+                )
                 if k in kinds
             )
         elif band is not None:
@@ -914,6 +918,7 @@ def _stability_histogram(
     samples: pl.DataFrame | pl.LazyFrame,
     by: str | Sequence[str] | None,
     n_models: int | Sequence[int] | None,
+    weight: str | None,
 ) -> tuple[list[Any], list[str]]:
     from matplotlib.patches import Patch
 
@@ -922,25 +927,40 @@ def _stability_histogram(
     _require(what, columns, ["label_stability"], "a per-row table of ensemble_sample_metrics")
     keys = [] if by is None else ([by] if isinstance(by, str) else list(by))
     _require(what, columns, keys, "the by= columns")
-    if n_models is None:
+    if weight is not None:
+        _require(what, columns, [weight], "the weight= column")
+    # a table counted already (weight=) that lists every value may omit n_models: its
+    # values are the bins
+    listed = n_models is None and "n_models" not in columns and weight is not None
+    if n_models is None and not listed:
         _require(
             what,
             columns,
             ["n_models"],
             "the per-row model count of ensemble_sample_metrics, or pass n_models=",
         )
-    group_cols = [*keys, *(["n_models"] if n_models is None else []), "label_stability"]
+    by_m = n_models is None and not listed
+    group_cols = [*keys, *(["n_models"] if by_m else []), "label_stability"]
+    total = pl.len().cast(pl.Float64) if weight is None else pl.col(weight).cast(pl.Float64).sum()
     counted = (
         samples.lazy()
         .filter(pl.col("label_stability").is_not_null())
         .group_by(group_cols)
-        .agg(pl.len().cast(pl.Int64).alias("count"))
+        .agg(total.alias("count"))
         .collect()
     )
     if counted.height == 0:
         raise InvalidOptionError(f"{what}: no row has a defined label stability")
-    ms = counted["n_models"].unique().sort().to_list() if n_models is None else n_models
-    values = label_stability_values(ms)
+    if listed:
+        ms: int | Sequence[int] = []
+        values = sorted(float(v) for v in counted["label_stability"].unique().to_list())
+    else:
+        ms = (
+            [int(m) for m in counted["n_models"].drop_nulls().unique().sort().to_list()]
+            if n_models is None
+            else n_models
+        )
+        values = label_stability_values(ms)
     index = {round(v, 9): i for i, v in enumerate(values)}
     counted = counted.with_columns(
         pl.col("label_stability")
@@ -966,10 +986,10 @@ def _stability_histogram(
         part = (
             frame.filter(pl.col("_pfm_label") == g).group_by("_pfm_bin").agg(pl.col("count").sum())
         )
-        total = part["count"].sum()
+        group_total = float(part["count"].sum())
         share = dict.fromkeys(range(len(values)), 0.0)
         for b, c in part.iter_rows():
-            share[b] = c / total
+            share[b] = c / group_total if group_total > 0 else 0.0
         offset = (j - (len(groups) - 1) / 2) * width
         color = f"C{j % 10}"
         bars = ax.bar(
@@ -1001,6 +1021,7 @@ def plot_ensemble(
     metrics: str | Sequence[str] | None = None,
     by: str | Sequence[str] | None = None,
     n_models: int | Sequence[int] | None = None,
+    weight: str | None = None,
     intervals: bool = True,
     ncols: int = 3,
     title: str | None = None,
@@ -1036,6 +1057,10 @@ def plot_ensemble(
     n_models
         Model count(s) whose label-stability values make the bins (default: the distinct
         ``n_models`` of ``samples``).
+    weight
+        A column of ``samples`` whose sum counts the rows (row weights, or the ``count`` of a
+        table counted already: the report's ``stability_distribution`` section); default:
+        each row counts 1.
     intervals
         Draw the ``ci_low`` / ``ci_high`` whiskers when the table has them.
     ncols
@@ -1128,7 +1153,7 @@ def plot_ensemble(
             if by is None and table is not None:
                 in_samples = set(_schema(samples))
                 hist_by = [k for k in _keys(_schema(table), None) if k in in_samples]
-            handles, labels = _stability_histogram(ax, samples, hist_by, n_models)
+            handles, labels = _stability_histogram(ax, samples, hist_by, n_models, weight)
             _legend_below(bottom, handles, labels, None)
         if title:
             fig.suptitle(_text(title))

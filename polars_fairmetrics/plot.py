@@ -37,6 +37,7 @@ __all__ = [
     "available",
     "binned_histogram_svg",
     "curve_svg",
+    "figure_svg",
     "forest_svg",
     "histogram_svg",
     "metric_bars_svg",
@@ -80,6 +81,20 @@ def _svg(fig: Any) -> str:
     text = text[start:]
     # drop comments (the writer's own) so nothing but the drawing remains
     return re.sub(r"<!--.*?-->", "", text, flags=re.S)
+
+
+def figure_svg(fig: Any) -> str:
+    """A matplotlib figure as one inline ``<svg>`` element (text kept as text, no timestamp).
+
+    The report renders the figures of :mod:`polars_fairmetrics.figures` with it.
+
+    Examples
+    --------
+    >>> from matplotlib.figure import Figure
+    >>> figure_svg(Figure(figsize=(2, 1))).startswith("<svg")
+    True
+    """
+    return _svg(fig)
 
 
 def _yerr(
