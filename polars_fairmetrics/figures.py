@@ -796,9 +796,9 @@ def plot_curves(
     >>> fig.legends[0].get_texts()[0].get_text()
     'all rows (AUC 0.875, AP 0.833)'
     """
+    _matplotlib("plot_curves")
     from matplotlib.lines import Line2D
 
-    _matplotlib("plot_curves")
     columns = _schema(curve)
     counts = all(c in columns for c in ("tp", "fp", "tn", "fn"))
     has_roc = counts or ("fpr" in columns and "tpr" in columns)
