@@ -57,9 +57,11 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
 __all__ = [
+    "DIFFERENCE_BAND",
     "FIGURE_DPI",
     "FIGURE_WIDTH",
     "FONT_SIZE",
+    "RATIO_BAND",
     "label_stability_values",
     "plot_curves",
     "plot_disparities",
