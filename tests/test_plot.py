@@ -87,6 +87,9 @@ def _check_readable(fig: Figure) -> None:
         legends += [ax.get_legend()] if ax.get_legend() is not None else []
     for legend in legends:
         box = legend.get_window_extent(renderer)
+        page = fig.bbox  # inside its own figure: never over a neighbouring one
+        assert page.x0 - 1 <= box.x0 and box.x1 <= page.x1 + 1, "legend outside the figure"
+        assert page.y0 - 1 <= box.y0 and box.y1 <= page.y1 + 1, "legend outside the figure"
         for ax in fig.axes:
             assert not _overlap(box, ax.get_window_extent(renderer)), "legend over the data"
             # the drawn tick labels (those inside the view) and the axis labels
@@ -410,3 +413,16 @@ def test_the_readability_check_can_fail() -> None:
     fig.axes[0].set_title("tiny", fontsize=6)
     with pytest.raises(AssertionError, match="tiny"):
         _check_readable(fig)
+
+
+def test_labels_from_data_are_shown_as_text_never_as_math() -> None:
+    t = pl.DataFrame(
+        {"g": ["$x^2$", "a\x1bb"], "metric": ["selection_rate"] * 2, "value": [0.5, 0.25]}
+    )
+    fig = pfm.plot_group_metrics(t)
+    labels = [x.get_text() for x in fig.axes[0].get_yticklabels()]
+    assert labels == ['g="\\$x^2\\$"', 'g="a\\x1bb"']
+    from polars_fairmetrics.plot import figure_svg
+
+    svg = figure_svg(fig)
+    assert svg.startswith("<svg") and "\x1b" not in svg
