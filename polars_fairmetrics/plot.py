@@ -15,8 +15,10 @@ caller; the report uses its display labels) and returns one ``<svg>`` element:
 - :func:`curve_svg`: one line per group (PR and ROC curves);
 - :func:`histogram_svg` / :func:`binned_histogram_svg`: per-group histograms.
 
-This module does not know the report; the report's section plots
-(:mod:`polars_fairmetrics.report.plots`) are built from these blocks.
+:func:`figure_svg` renders any figure the same way: the report's section plots
+(:mod:`polars_fairmetrics.report.plots`) are the public figures of :mod:`polars_fairmetrics.figures`
+rendered with it. The ``*_svg`` blocks above remain for custom pages; this module does not know
+the report.
 """
 
 from __future__ import annotations
