@@ -1161,6 +1161,8 @@ def plot_ensemble(
                 in_samples = set(_schema(samples))
                 hist_by = [k for k in _keys(_schema(table), None) if k in in_samples]
             handles, labels = _stability_histogram(ax, samples, hist_by, n_models, weight)
+            if table is None and title:
+                ax.set_title("")  # the figure's title says it
             _legend_below(bottom, handles, labels, None)
         if title:
             fig.suptitle(_text(title))
