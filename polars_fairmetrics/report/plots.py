@@ -6,7 +6,8 @@
   a line at 0; disparate impact on its own axis with the four-fifths band 0.8–1.25), the
   reference group itself left out (it is at parity by construction);
 - ``stability_distribution``: each group's label-stability histogram (outlines of its share);
-- ``curves``: one ROC and one precision-recall plot per attribute.
+- ``curves``: one ROC and one precision-recall plot per attribute;
+- ``reliability``: a reliability diagram per group (one panel each, one figure per attribute).
 
 Groups are named by their display labels (:func:`~polars_fairmetrics.report.text.group_label`).
 """
@@ -96,12 +97,21 @@ def _curves(section: Section) -> list[str]:
     return out
 
 
+def _reliability(section: Section) -> list[str]:
+    return [
+        plot.reliability_svg(part, title=f"Reliability by {a}", group=_LABEL)
+        for a, part in _parts(section)
+        if part.filter(pl.col("fraction_positive").is_not_null()).height
+    ]
+
+
 PLOTTERS: dict[str, Callable[[Section], list[str]]] = {
     "curves": _curves,
     "metrics": _bars,
     "criteria": _forest,
     "stability": _bars,
     "stability_distribution": _histograms,
+    "reliability": _reliability,
 }
 """Plots by section name: each returns inline ``<svg>`` strings shown above the section."""
 
