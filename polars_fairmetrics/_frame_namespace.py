@@ -35,7 +35,12 @@ if TYPE_CHECKING:
     from polars_fairmetrics.ensemble import Convention
     from polars_fairmetrics.monitor import BatchInfo, IfExists, PeriodValue, StorePath
     from polars_fairmetrics.report.document import Report
-    from polars_fairmetrics.report.options import AuditOptions, Engine, IntervalMethod
+    from polars_fairmetrics.report.options import (
+        AuditOptions,
+        CalibrationBinning,
+        Engine,
+        IntervalMethod,
+    )
     from polars_fairmetrics.report.sections import SectionBuilder
     from polars_fairmetrics.significance import Correction
     from polars_fairmetrics.weights import Denominator, MissingGroups, Mix, Target
@@ -340,6 +345,10 @@ class FrameNamespace(Generic[FrameT]):
         curves: bool | None = None,
         curve_bins: int | None = None,
         deploy_positive_rate: float | None = None,
+        calibration: bool | None = None,
+        calibration_bins: int | None = None,
+        calibration_binning: CalibrationBinning = "uniform",
+        calibration_decimals: int | None = 4,
         progress: Callable[[str], None] | None = None,
         extra_sections: Sequence[SectionBuilder] = (),
         extra: Mapping[str, Any] | None = None,
@@ -375,6 +384,10 @@ class FrameNamespace(Generic[FrameT]):
             curves=curves,
             curve_bins=curve_bins,
             deploy_positive_rate=deploy_positive_rate,
+            calibration=calibration,
+            calibration_bins=calibration_bins,
+            calibration_binning=calibration_binning,
+            calibration_decimals=calibration_decimals,
             progress=progress,
             extra_sections=extra_sections,
             extra=extra,
