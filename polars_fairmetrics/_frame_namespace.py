@@ -636,6 +636,60 @@ class FrameNamespace(Generic[FrameT]):
             model_col=model_col,
         )
 
+    def ensemble_group_sums(
+        self,
+        *,
+        models: Sequence[str] | None = None,
+        list_col: str | None = None,
+        row_id: str | None = None,
+        prob_col: str | None = None,
+        by: ColumnNames | None = None,
+        weight: str | None = None,
+        metrics: str | Sequence[str] | None = None,
+        partition_by: ColumnNames | None = None,
+        separately: bool = False,
+        convention: Convention = "half_up",
+        ddof: int = 1,
+        log_base: float = 2.0,
+        model_col: str | None = None,
+    ) -> FrameT:
+        """Per group and ensemble metric, the additive sums its group mean is made of (mergeable).
+
+        Delegates to :func:`polars_fairmetrics.ensemble_group_sums`
+        with this frame as ``data``.
+        """
+        return _ensemble.ensemble_group_sums(
+            self._frame,
+            models=models,
+            list_col=list_col,
+            row_id=row_id,
+            prob_col=prob_col,
+            by=by,
+            weight=weight,
+            metrics=metrics,
+            partition_by=partition_by,
+            separately=separately,
+            convention=convention,
+            ddof=ddof,
+            log_base=log_base,
+            model_col=model_col,
+        )
+
+    def ensemble_metrics_from_sums(
+        self,
+        *,
+        by: ColumnNames | None = None,
+    ) -> FrameT:
+        """Per-group ensemble metrics from an ensemble-sums table (merged or not).
+
+        Delegates to :func:`polars_fairmetrics.ensemble_metrics_from_sums`
+        with this frame as ``sums``.
+        """
+        return _ensemble.ensemble_metrics_from_sums(
+            self._frame,
+            by=by,
+        )
+
     def ensemble_disparities(
         self,
         *,
@@ -1384,6 +1438,9 @@ class FrameNamespace(Generic[FrameT]):
         neg_label: Label | None = None,
         cells: bool | None = None,
         decimals: int | None = None,
+        ensemble: Sequence[str] | None = None,
+        ensemble_metrics: str | Sequence[str] | None = None,
+        ensemble_convention: Convention = "half_up",
         if_exists: IfExists = "replace",
         storage_options: Mapping[str, str] | None = None,
     ) -> BatchInfo:
@@ -1408,6 +1465,9 @@ class FrameNamespace(Generic[FrameT]):
             neg_label=neg_label,
             cells=cells,
             decimals=decimals,
+            ensemble=ensemble,
+            ensemble_metrics=ensemble_metrics,
+            ensemble_convention=ensemble_convention,
             if_exists=if_exists,
             storage_options=storage_options,
         )

@@ -839,7 +839,10 @@ def _read(
 ) -> pl.LazyFrame:
     table, layout = _open_existing(store, storage_options, version)
     if kind == "counts" and not layout.counts:
-        raise StoreError(f"the count store at {str(store)!r} holds score cells only")
+        raise StoreError(
+            f"the count store at {str(store)!r} holds no confusion counts (its batches were "
+            "written without y_pred= or threshold=)"
+        )
     if kind == "cells" and not layout.cells:
         raise StoreError(
             f"the count store at {str(store)!r} holds no score cells: write batches with "
