@@ -1237,6 +1237,7 @@ ENSEMBLE_SUM_COLUMNS: tuple[str, ...] = ("value_sum", "n", "n_null", "n_w")
 """Additive columns of an ensemble-sums table (``n_w``: weighted only)."""
 
 
+@accepts_tables
 def ensemble_group_sums(
     data: FrameT,
     *,
@@ -1297,8 +1298,8 @@ def ensemble_group_sums(
     Returns
     -------
     DataFrame or LazyFrame
-        [``attribute``], partitions, keys, ``metric``, ``value_sum``, ``n``, ``n_null``,
-        [``n_w``]; sorted by the keys then the metrics in registry order.
+        [``attribute``], keys, partitions, ``metric``, ``value_sum``, ``n``, ``n_null``,
+        [``n_w``]; sorted by them, then the metrics in registry order.
 
     Examples
     --------
@@ -1385,6 +1386,7 @@ def ensemble_group_sums(
     return cast(FrameT, _return(out, data))
 
 
+@accepts_tables
 def ensemble_metrics_from_sums(
     sums: FrameT,
     *,

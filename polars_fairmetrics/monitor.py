@@ -858,7 +858,6 @@ def _read(
         stats = ["value_sum", "n", "n_null", *(["n_w"] if layout.weighted else [])]
         keys = ["attribute", *layout.by, "model", *([] if merge else ["period"]), "metric"]
         rank = {m: i for i, m in enumerate(cast("dict[str, Any]", layout.ensemble)["metrics"])}
-        by_rank = {k: i for i, k in enumerate(layout.by)}
         return (
             pl.scan_delta(table)
             .filter((pl.col("kind") == kind) & _window_filter(layout, start, end, models))
@@ -866,8 +865,7 @@ def _read(
             .agg(pl.col(stats).sum())
             .sort(
                 [
-                    pl.col("attribute").replace_strict(by_rank, return_dtype=pl.Int64),
-                    *[pl.col(k) for k in keys if k not in ("attribute", "metric")],
+                    *[pl.col(k) for k in keys if k != "metric"],
                     pl.col("metric").replace_strict(rank, return_dtype=pl.Int64),
                 ],
                 nulls_last=True,
