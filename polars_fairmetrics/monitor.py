@@ -1802,6 +1802,7 @@ def _append_cmd(args: argparse.Namespace) -> int:
         neg_label=_coerce(args.neg_label, dtype),
         cells=True if args.cells else None,
         decimals=args.decimals,
+        ensemble=args.ensemble,
         if_exists=args.if_exists,
     )
     state = "written" if info.written else "already in the store (skipped)"
@@ -1832,7 +1833,19 @@ def _audit_cmd(args: argparse.Namespace) -> int:
     reference = _reference_arg(args.reference, layout)
     models = args.model or None
     outcomes: list[GateOutcome] = []
-    if args.what == "calibration":
+    if args.what == "stability":
+        from polars_fairmetrics.ensemble import ensemble_metrics_from_sums
+
+        if args.resamples:
+            raise _CliError(
+                "--what stability has no intervals: the ensemble sums of a store are means of "
+                "per-row values, and a row-level bootstrap needs the rows (drop --resamples)"
+            )
+        sums = read_ensemble_sums(
+            args.store, start=start, end=end, models=models, merge=not args.by_period
+        )
+        table = ensemble_metrics_from_sums(sums, by=layout.by).collect()
+    elif args.what == "calibration":
         from polars_fairmetrics.calibration import calibration_disparities
 
         cells = read_cells(
@@ -1949,6 +1962,12 @@ def build_monitor_parser(prog: str = "polars-fairmetrics monitor") -> argparse.A
     app.add_argument("--cells", action="store_true", help="also store score cells of --y-score")
     app.add_argument("--decimals", type=int, help="round scores in the cells to D places")
     app.add_argument(
+        "--ensemble",
+        nargs="+",
+        metavar="COL",
+        help="probability columns of an ensemble's models: also store the ensemble sums",
+    )
+    app.add_argument(
         "--if-exists",
         choices=("replace", "skip", "error"),
         default="replace",
@@ -1962,9 +1981,10 @@ def build_monitor_parser(prog: str = "polars-fairmetrics monitor") -> argparse.A
     aud.add_argument("--model", nargs="+", help="model(s) to audit (default: all)")
     aud.add_argument(
         "--what",
-        choices=("criteria", "disparities", "calibration"),
+        choices=("criteria", "disparities", "calibration", "stability"),
         default="criteria",
-        help="fairness criteria (default), metric disparities, or calibration (score cells)",
+        help="fairness criteria (default), metric disparities, calibration (score cells) or "
+        "ensemble stability (ensemble sums)",
     )
     aud.add_argument("--by-period", action="store_true", help="one result per period")
     aud.add_argument("--criteria", nargs="+", help="criteria to compute (default: all)")

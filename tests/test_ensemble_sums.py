@@ -218,3 +218,25 @@ def test_store_layout_version_and_refusals() -> None:
             ensemble_convention="x",
             **options,
         )
+
+
+def test_cli_append_and_audit_stability(tmp_path: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    rng = np.random.default_rng(4)
+    store = str(tmp_path / "store")
+    days = [_day(rng, 30), _day(rng, 25)]
+    for i, day in enumerate(days):
+        path = tmp_path / f"day{i}.parquet"
+        day.write_parquet(path)
+        where = ["append", store, "--input", str(path), "--batch-id", f"d{i}", "--period", str(i)]
+        code = monitor.monitor_main(
+            [*where, "--y-true", "y", "--by", "race", "sex", "--ensemble", *MODELS]
+        )
+        assert code == 0
+    capsys.readouterr()
+    out = tmp_path / "stability.parquet"
+    code = monitor.monitor_main(["audit", store, "--what", "stability", "--output", str(out)])
+    assert code == 0, capsys.readouterr().err
+    got = pl.read_parquet(out).drop("model")
+    _check(got, _expected(pl.concat(days), None))
+    code = monitor.monitor_main(["audit", store, "--what", "stability", "--resamples", "10"])
+    assert code == 2 and "no intervals" in capsys.readouterr().err
