@@ -278,8 +278,8 @@ def reliability_figure(
         ax.plot([0, 1], [0, 1], color="grey", linewidth=0.7, linestyle="--")
         err = _yerr(y, part["ci_low"].to_list(), part["ci_high"].to_list()) if has_ci else None
         ax.errorbar(x, y, yerr=err, marker="o", markersize=3, capsize=2, linewidth=1.2)
-        ax.set_xlim(0, 1)
-        ax.set_ylim(0, 1)
+        ax.set_xlim(-0.02, 1.02)
+        ax.set_ylim(-0.02, 1.02)
         ax.set_title(_label(g), fontsize=8)
         ax.grid(alpha=0.3)
     for ax in flat[len(groups) :]:
