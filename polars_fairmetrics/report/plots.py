@@ -13,7 +13,9 @@ One figure per attribute and section:
 - ``stability_distribution``: the label-stability histogram of
   :func:`~polars_fairmetrics.plot_ensemble`, one bin per value label stability can take;
 - ``curves``: :func:`~polars_fairmetrics.plot_curves` (ROC and precision-recall side by side,
-  AUC / AP of the drawn grid curves in the legend).
+  AUC / AP of the drawn grid curves in the legend);
+- ``reliability``: a reliability diagram per group
+  (:func:`~polars_fairmetrics.plot.reliability_figure`, one panel each).
 
 Groups are named by their display labels (as :func:`~polars_fairmetrics.report.text.group_label`).
 """
@@ -28,8 +30,11 @@ import polars as pl
 from polars_fairmetrics import figures, plot
 from polars_fairmetrics.report.model import Section
 from polars_fairmetrics.report.tables import attribute_parts
+from polars_fairmetrics.report.text import group_label
 
 __all__ = ["PLOTTERS", "section_figures"]
+
+_LABEL = "_pfm_label"
 
 
 def _parts(section: Section) -> list[tuple[str, list[str], pl.DataFrame]]:
@@ -103,12 +108,24 @@ def _curves(section: Section) -> list[str]:
     return out
 
 
+def _reliability(section: Section) -> list[str]:
+    out = []
+    for a, keys, part in _parts(section):
+        if part.filter(pl.col("fraction_positive").is_not_null()).height:
+            labels = [group_label({k: r[k] for k in keys}) for r in part.iter_rows(named=True)]
+            part = part.with_columns(pl.Series(_LABEL, labels, dtype=pl.String))
+            fig = plot.reliability_figure(part, title=f"Reliability by {a}", group=_LABEL)
+            out.append(_svg(fig))
+    return out
+
+
 PLOTTERS: dict[str, Callable[[Section], list[str]]] = {
     "curves": _curves,
     "metrics": _bars,
     "criteria": _forest,
     "stability": _ensemble,
     "stability_distribution": _histograms,
+    "reliability": _reliability,
 }
 """Plots by section name: each returns inline ``<svg>`` strings shown above the section."""
 
