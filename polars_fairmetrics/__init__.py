@@ -120,7 +120,7 @@ if TYPE_CHECKING:
         ensemble_labels,
         ensemble_sample_metrics,
     )
-    from polars_fairmetrics.models import compare_models, compare_models_long, joint_counts
+    from polars_fairmetrics.models import compare_models, compare_models_long
     from polars_fairmetrics.monitor import (
         append_batch,
         change_gate,
@@ -152,7 +152,6 @@ _LAZY: dict[str, str] = {
     "score_cells": "calibration",
     "compare_models": "models",
     "compare_models_long": "models",
-    "joint_counts": "models",
     "append_batch": "monitor",
     "change_gate": "monitor",
     "gap_gate": "monitor",
@@ -273,7 +272,6 @@ __all__ = [
     "importance_weighted_metrics",
     "importance_weights",
     "intervals",
-    "joint_counts",
     "load_adult",
     "load_compas",
     "metric",

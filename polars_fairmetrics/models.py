@@ -65,6 +65,10 @@ MAX_MODELS = 10
 """Most models :func:`compare_models` compares at once: the joint count table has up to
 :math:`2^M` cells per group and label, and every bootstrap replicate draws all of them."""
 
+GAP_TOLERANCE = 1e-12
+"""A difference between two models' disparities smaller than this (relative to their size) is
+floating-point summation order, and is 0."""
+
 MODEL = "model"
 _YT = "_pfm_y_true"
 _N = "_pfm_n"
@@ -368,7 +372,7 @@ def _gap_frame(
             MODEL,
             *on,
             *[
-                (pl.col(f"{m}_difference") - pl.col(f"_pfm_base_{m}")).alias(f"{m}_difference")
+                _gap(pl.col(f"{m}_difference"), pl.col(f"_pfm_base_{m}")).alias(f"{m}_difference")
                 for m in metrics
             ],
         )
@@ -384,8 +388,17 @@ def _gap_frame(
         ((pl.col(MODEL) == baseline) | pl.col("is_reference").fill_null(False)).alias(
             "is_reference"
         ),
-        (pl.col("difference") - pl.col("_pfm_base")).alias("difference"),
+        _gap(pl.col("difference"), pl.col("_pfm_base")).alias("difference"),
     )
+
+
+def _gap(a: pl.Expr, b: pl.Expr) -> pl.Expr:
+    """``a − b``, exactly 0 when they differ only by floating-point summation order (relative
+    :data:`GAP_TOLERANCE`): a quantity both models share (the base rate) has a gap of 0 in every
+    replicate, whatever order the weights were summed in."""
+    gap = a - b
+    scale = pl.max_horizontal(a.abs(), b.abs(), pl.lit(1.0))
+    return pl.when(gap.abs() <= GAP_TOLERANCE * scale).then(0.0).otherwise(gap)
 
 
 def _check_intervals(intervals: Any) -> None:
@@ -614,7 +627,11 @@ def _compare(
             nulls_equal=True,
         ).with_columns(
             pl.lit(baseline, dtype=pl.String).alias("baseline_model"),
-            pl.when(pl.col("_pfm_gap_note").is_not_null() & ~pl.col("is_reference"))
+            pl.when(
+                pl.col("_pfm_gap_note").is_not_null()
+                & ~pl.col("is_reference")
+                & pl.col("_pfm_gap_note").ne_missing(pl.col("ci_note"))
+            )
             .then(
                 pl.concat_str(
                     [
