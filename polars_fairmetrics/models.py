@@ -744,15 +744,15 @@ def compare_models_long(
             bad = frame.filter(pl.col(checks[i]) > 1)
             if bad.height:
                 raise InconsistentInputError(
-                    f"row {bad[row_id][0]!r} ({row_id}) has different values of column {c!r} "
-                    "in its records"
+                    f"row {bad[row_id][0]!r} (column {row_id!r}) has different values of column "
+                    f"{c!r} in its records"
                 )
         for i, n in enumerate(names):
             bad = frame.filter(pl.col(counts[i]) > 1)
             if bad.height:
                 raise InconsistentInputError(
-                    f"row {bad[row_id][0]!r} ({row_id}) has {bad[counts[i]][0]} records of "
-                    f"model {n!r}"
+                    f"row {bad[row_id][0]!r} (column {row_id!r}) has {bad[counts[i]][0]} records "
+                    f"of model {n!r} (column {model!r})"
                 )
         return frame.drop(*checks, *counts)
 

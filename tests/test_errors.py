@@ -1919,7 +1919,7 @@ CATALOG: list[Entry] = [
             d, y_true="y", y_pred="p", model="m", row_id="id", by="g", models=["a"]
         ),
         InconsistentInputError,
-        r"row 1 \(id\) has 2 records of model 'a'",
+        r"row 1 \(column 'id'\) has 2 records of model 'a' \(column 'm'\)",
         requires="models",
     ),
 ]
