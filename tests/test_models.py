@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import numpy as np
@@ -321,3 +322,76 @@ def test_bad_input() -> None:
         compare_models(third, predictions=["a", "c"], **OPTS)
     with pytest.raises(InvalidLabelError, match="'c' \\(y_pred\\) has a value 2"):
         compare_models(third.lazy(), predictions=["a", "c"], **OPTS).collect()
+
+
+# ---------------------------------------------------------------------------------------------
+# Report section and CLI
+# ---------------------------------------------------------------------------------------------
+
+
+def test_audit_models_section_is_compare_models() -> None:
+    df = _frame(300)
+    kw: dict[str, Any] = {"metrics": ["tpr", "fpr"], "reference": "x", "intervals": 40}
+    report = pfm.audit(df, y_true="y", y_pred="b", by="g", predictions=["a", "b"], **kw)
+    assert report.section_names[-1] == "models"
+    want = compare_models(df, predictions=["a", "b"], baseline_model="b", **OPTS, **kw)
+    assert_frame_equal(report["models"], want)
+    assert report.inputs["predictions"] == {"a": "a", "b": "b"}
+    json.loads(report.to_json())
+    assert "Models side by side" in report.to_markdown()
+
+
+def test_audit_models_section_several_attributes() -> None:
+    df = _frame(300).with_columns(h=pl.col("c").cast(pl.Int64))
+    report = pfm.audit(
+        df,
+        y_true="y",
+        y_pred="a",
+        by=["g", "h"],
+        reference={"g": "x", "h": 0},
+        metrics="tpr",
+        predictions={"first": "a", "second": "b"},
+    )
+    table = report["models"]
+    assert table.columns[:4] == ["attribute", "g", "h", "model"]
+    for attr, ref in (("g", "x"), ("h", 0)):
+        other = "h" if attr == "g" else "g"
+        part = table.filter(pl.col("attribute") == attr).drop("attribute", other)
+        want = compare_models(
+            df,
+            y_true="y",
+            predictions={"first": "a", "second": "b"},
+            by=attr,
+            metrics="tpr",
+            reference=ref,
+            baseline_model="first",
+        )
+        assert_frame_equal(part, want)
+
+
+def test_audit_predictions_errors() -> None:
+    df = _frame(50)
+    with pytest.raises(InvalidOptionError, match="absent from the data"):
+        pfm.audit(df, y_true="y", y_pred="a", by="g", predictions=["a", "zz"])
+    with pytest.raises(InvalidOptionError, match="names a model twice"):
+        pfm.audit(df, y_true="y", y_pred="a", by="g", predictions=["a", "a"])
+    with pytest.raises(InvalidOptionError, match="a list of prediction columns"):
+        pfm.audit(df, y_true="y", y_pred="a", by="g", predictions="a")
+
+
+def test_cli_compare(tmp_path: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    from polars_fairmetrics import cli
+
+    path = tmp_path / "rows.parquet"
+    _frame(200).write_parquet(path)
+    base = ["report", str(path), "--y-true", "y", "--y-pred", "b", "--by", "g", "--no-progress"]
+    code = cli.main([*base, "--compare", "a,b", "--metrics", "tpr", "--format", "json"])
+    out = capsys.readouterr()
+    assert code == 0, out.err
+    doc = json.loads(out.out)
+    rows = pl.DataFrame(doc["sections"]["models"]["rows"])
+    assert set(rows["model"]) == {"a", "b"}
+    assert set(rows.filter(pl.col("model") == "b")["model_difference"]) == {0.0}
+    code = cli.main([*base, "--compare", "a", "zz"])
+    assert code != 0
+    assert "'zz'" in capsys.readouterr().err

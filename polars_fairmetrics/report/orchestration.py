@@ -23,6 +23,7 @@ from polars_fairmetrics.disparity import Reference
 from polars_fairmetrics.exceptions import InvalidOptionError
 from polars_fairmetrics.report.document import Report
 from polars_fairmetrics.report.extensions import EXTENSION_BUILDERS
+from polars_fairmetrics.report.models_section import MODEL_BUILDERS
 from polars_fairmetrics.report.options import (
     FIELD_DEFAULTS,
     AuditOptions,
@@ -61,6 +62,11 @@ def run_audit(
     missing_models = [m for m in options.models or () if m not in schema]
     if missing_models:
         raise InvalidOptionError(f"models= names column(s) {missing_models!r} absent from the data")
+    missing_preds = [c for c in options.prediction_columns.values() if c not in schema]
+    if missing_preds:
+        raise InvalidOptionError(
+            f"predictions= names column(s) {missing_preds!r} absent from the data"
+        )
     if any(c not in schema for c in options.by_columns):  # the counts module's own error
         confusion_counts(
             lf,
@@ -86,7 +92,7 @@ def run_audit(
         extra=dict(extra or {}),
         progress=progress,
     )
-    for builder in (*CORE_BUILDERS, *EXTENSION_BUILDERS, *extra_sections):
+    for builder in (*CORE_BUILDERS, *EXTENSION_BUILDERS, *MODEL_BUILDERS, *extra_sections):
         section = builder(ctx)
         if section is not None:
             ctx.sections[section.name] = section
@@ -128,6 +134,7 @@ def audit(
     curves: bool | None = None,
     curve_bins: int | None = None,
     deploy_positive_rate: float | None = None,
+    predictions: Sequence[str] | Mapping[str, str] | None = None,
     progress: Callable[[str], None] | None = None,
     extra_sections: Sequence[SectionBuilder] = (),
     extra: Mapping[str, Any] | None = None,
@@ -196,6 +203,12 @@ def audit(
         Share of positives expected in deployment, strictly between 0 and 1: adds the
         ``deployment`` section (precision, NPV, F1, accuracy at that class ratio; no extra
         scan).
+    predictions
+        Prediction columns of several models (or ``{model name: column}``) to compare side by
+        side: adds the ``models`` section (:func:`~polars_fairmetrics.compare_models`: each
+        model's disparities, and each model's minus the baseline's — ``y_pred`` when it is one
+        of them, else the first — with paired intervals when ``intervals=`` is given; one more
+        scan per attribute).
     progress
         Called with a short text before each long step (the CLI shows it on stderr).
     extra_sections, extra
@@ -240,6 +253,7 @@ def audit(
         "curves": curves,
         "curve_bins": curve_bins,
         "deploy_positive_rate": deploy_positive_rate,
+        "predictions": predictions,
     }
     if options is not None:
         given = [k for k, v in keywords.items() if v != FIELD_DEFAULTS[k]]
