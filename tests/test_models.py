@@ -18,6 +18,8 @@ from typing import Any
 import numpy as np
 import polars as pl
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
 
 import polars_fairmetrics as pfm
@@ -395,3 +397,43 @@ def test_cli_compare(tmp_path: Any, capsys: pytest.CaptureFixture[str]) -> None:
     code = cli.main([*base, "--compare", "a", "zz"])
     assert code != 0
     assert "'zz'" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------------------------------------
+# Properties
+# ---------------------------------------------------------------------------------------------
+
+
+@st.composite
+def _rows(draw: st.DrawFn) -> pl.DataFrame:
+    n = draw(st.integers(1, 40))
+    label = st.one_of(st.none(), st.integers(0, 1))
+    return pl.DataFrame(
+        {
+            "g": draw(st.lists(st.sampled_from(["a", "b", None]), min_size=n, max_size=n)),
+            "y": draw(st.lists(label, min_size=n, max_size=n)),
+            "p": draw(st.lists(label, min_size=n, max_size=n)),
+            "q": draw(st.lists(st.integers(0, 1), min_size=n, max_size=n)),
+            "w": draw(st.lists(st.sampled_from([0.0, 0.5, 1.0, 3.0]), min_size=n, max_size=n)),
+        },
+        schema={"g": pl.String, "y": pl.Int64, "p": pl.Int64, "q": pl.Int64, "w": pl.Float64},
+    )
+
+
+@settings(max_examples=max(10, settings().max_examples // 4))
+@given(df=_rows(), weighted=st.booleans())
+def test_property_per_model_values_are_single_model_on_complete_rows(
+    df: pl.DataFrame, weighted: bool
+) -> None:
+    """Each model's values are ``disparities`` of that model on the rows every model scored;
+    every input row is counted or left out (``n + n_null``)."""
+    weight = "w" if weighted else None
+    out = compare_models(df, predictions=["p", "q"], weight=weight, reference="rest", **OPTS)
+    # the oracle: single-model counts with the label blanked where any model is null
+    blanked = df.with_columns(y=pl.when(pl.col("p").is_null()).then(None).otherwise(pl.col("y")))
+    for col in ("p", "q"):
+        mine = out.filter(pl.col("model") == col)
+        want = pfm.disparities(blanked, y_pred=col, weight=weight, reference="rest", **OPTS)
+        assert_frame_equal(mine.drop("model"), want, check_exact=False, abs_tol=1e-9)
+        per_group = mine.group_by("g").agg(pl.col("n").first() + pl.col("n_null").first())
+        assert int(per_group[:, 1].sum()) == df.height
