@@ -151,6 +151,19 @@ def test_joint_resampling_matches_row_resampling_in_distribution() -> None:
     # means within 4 standard errors of the difference of two means; variances within 15 %
     assert abs(mine.mean() - brute.mean()) < 4 * se * np.sqrt(2 / n_b)
     assert 0.85 < mine.var(ddof=1) / brute.var(ddof=1) < 1.15
+    # each model's marginal replicates have the distribution of that model's own count-level
+    # bootstrap (resample_counts of its confusion counts), here in mean and variance
+    single = pfm.resample_counts(
+        pfm.confusion_counts(df, y_true="y", y_pred="a", by="g"), n_resamples=n_b, seed=9
+    )
+    own = (
+        pfm.disparities(single, by="g", metrics="fpr", reference="rest")
+        .filter(pl.col("g") == "y")["difference"]
+        .to_numpy()
+    )
+    marginal = wide["a"].to_numpy()
+    assert abs(marginal.mean() - own.mean()) < 4 * own.std(ddof=1) * np.sqrt(2 / n_b)
+    assert 0.85 < marginal.var(ddof=1) / own.var(ddof=1) < 1.15
     # the marginals of every replicate are that model's own counts: same totals per replicate
     tot = per_model.group_by("replicate", "model").agg(pl.col("n").sum())
     assert set(tot["n"].to_list()) == {df.height}
