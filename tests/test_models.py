@@ -450,3 +450,27 @@ def test_property_per_model_values_are_single_model_on_complete_rows(
         assert_frame_equal(mine.drop("model"), want, check_exact=False, abs_tol=1e-9)
         per_group = mine.group_by("g").agg(pl.col("n").first() + pl.col("n_null").first())
         assert int(per_group[:, 1].sum()) == df.height
+
+
+def test_fairlearn_metricframe_per_model() -> None:
+    """Independent oracle: one fairlearn MetricFrame per model gives each model's group values."""
+    fairlearn_metrics = pytest.importorskip("fairlearn.metrics")
+    from sklearn.metrics import recall_score
+
+    df = _frame(400)
+    out = compare_models(df, predictions=["a", "b", "c"], metrics=["selection_rate", "tpr"], **OPTS)
+    for col in ("a", "b", "c"):
+        frame = fairlearn_metrics.MetricFrame(
+            metrics={
+                "selection_rate": fairlearn_metrics.selection_rate,
+                "true_positive_rate": recall_score,
+            },
+            y_true=df["y"].to_numpy(),
+            y_pred=df[col].to_numpy().astype(int),
+            sensitive_features=df["g"].to_numpy(),
+        )
+        for metric in ("selection_rate", "true_positive_rate"):
+            mine = out.filter((pl.col("model") == col) & (pl.col("metric") == metric))
+            want = frame.by_group[metric]
+            for g, v in zip(mine["g"], mine["value"], strict=True):
+                assert v == pytest.approx(float(want[g]), abs=1e-12)
