@@ -50,6 +50,12 @@ from polars_fairmetrics.exceptions import (
     SectionNotFoundError,
     StoreError,
 )
+from polars_fairmetrics.figures import (
+    plot_curves,
+    plot_disparities,
+    plot_ensemble,
+    plot_group_metrics,
+)
 from polars_fairmetrics.metrics import (
     METRICS,
     Counts,
@@ -106,7 +112,6 @@ if TYPE_CHECKING:
         average_precision,
         curve_counts,
         curve_summaries,
-        plot_curves,
         pooled_curve,
         pr_curve,
         roc_auc,
@@ -164,7 +169,6 @@ _LAZY: dict[str, str] = {
     "average_precision": "curves",
     "curve_counts": "curves",
     "curve_summaries": "curves",
-    "plot_curves": "curves",
     "pooled_curve": "curves",
     "pr_curve": "curves",
     "roc_auc": "curves",
@@ -280,6 +284,9 @@ __all__ = [
     "period_criteria",
     "period_disparities",
     "plot_curves",
+    "plot_disparities",
+    "plot_ensemble",
+    "plot_group_metrics",
     "plot_reliability",
     "plot_trend",
     "pooled_curve",

@@ -15,8 +15,10 @@ caller; the report uses its display labels) and returns one ``<svg>`` element:
 - :func:`curve_svg`: one line per group (PR and ROC curves);
 - :func:`histogram_svg` / :func:`binned_histogram_svg`: per-group histograms.
 
-This module does not know the report; the report's section plots
-(:mod:`polars_fairmetrics.report.plots`) are built from these blocks.
+:func:`figure_svg` renders any figure the same way: the report's section plots
+(:mod:`polars_fairmetrics.report.plots`) are the public figures of :mod:`polars_fairmetrics.figures`
+rendered with it. The ``*_svg`` blocks above remain for custom pages; this module does not know
+the report.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ __all__ = [
     "available",
     "binned_histogram_svg",
     "curve_svg",
+    "figure_svg",
     "forest_svg",
     "histogram_svg",
     "metric_bars_svg",
@@ -80,6 +83,20 @@ def _svg(fig: Any) -> str:
     text = text[start:]
     # drop comments (the writer's own) so nothing but the drawing remains
     return re.sub(r"<!--.*?-->", "", text, flags=re.S)
+
+
+def figure_svg(fig: Any) -> str:
+    """A matplotlib figure as one inline ``<svg>`` element (text kept as text, no timestamp).
+
+    The report renders the figures of :mod:`polars_fairmetrics.figures` with it.
+
+    Examples
+    --------
+    >>> from matplotlib.figure import Figure
+    >>> figure_svg(Figure(figsize=(2, 1))).startswith("<svg")
+    True
+    """
+    return _svg(fig)
 
 
 def _yerr(

@@ -457,6 +457,9 @@ NOT_TABLES = {
     "gap_gate",
     "plot_trend",
     "plot_reliability",
+    "plot_group_metrics",
+    "plot_disparities",
+    "plot_ensemble",
     # one number each, as fairlearn defines them (tests/test_fairlearn_compat.py)
     "demographic_parity_difference",
     "demographic_parity_ratio",

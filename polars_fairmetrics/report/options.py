@@ -26,7 +26,6 @@ __all__ = [
     "DEPLOYMENT_AUDIT_METRICS",
     "MAX_CURVE_BINS",
     "MAX_RESAMPLES",
-    "STABILITY_BINS",
     "STABILITY_METRICS",
     "AuditOptions",
     "Engine",
@@ -77,9 +76,6 @@ STABILITY_METRICS: tuple[str, ...] = (
     "epistemic_mutual_information",
 )
 """Ensemble metrics of the ``stability`` section (per-group means of per-row values)."""
-
-STABILITY_BINS = 10
-"""Bins of the label-stability histogram (``stability_distribution`` section) over [0, 1]."""
 
 DEPLOYMENT_AUDIT_METRICS: tuple[str, ...] = (
     "positive_predictive_value",

@@ -241,12 +241,8 @@ def _curves_view(
 def _histogram_view(
     part: pl.DataFrame, keys: Sequence[str], heading: str | None, hidden: Sequence[str] = ()
 ) -> View:
-    binned = part.with_columns(
-        pl.format("[{}, {})", pl.col("bin_left").round(2), pl.col("bin_right").round(2)).alias(
-            "bin"
-        )
-    )
-    return _pivot(binned, keys, heading, "bin", lambda r: fmt(r["count"]), sizes=False)
+    binned = part.rename({"value": "label stability"})
+    return _pivot(binned, keys, heading, "label stability", lambda r: fmt(r["count"]), sizes=False)
 
 
 def _value_pivot(
