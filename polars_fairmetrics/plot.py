@@ -258,7 +258,7 @@ def curve_svg(
     ax.set_xlabel(_label(x).replace("_", " "))
     ax.set_ylabel(_label(y).replace("_", " "))
     ax.set_title(_label(title), fontsize=10)
-    ax.legend(fontsize=7)
+    ax.legend(fontsize=9)
     ax.grid(alpha=0.3)
     return _svg(fig)
 
@@ -323,7 +323,7 @@ def histogram_svg(
     else:
         for (g,), part in table.group_by(group, maintain_order=True):
             ax.hist(part[value].drop_nulls().to_list(), bins=bins, alpha=0.5, label=_label(g))
-        ax.legend(fontsize=7)
+        ax.legend(fontsize=9)
     ax.set_xlabel(_label(value).replace("_", " "))
     ax.set_ylabel("count")
     ax.set_title(_label(title), fontsize=10)
@@ -356,7 +356,7 @@ def binned_histogram_svg(
         if edges:
             ax.stairs(part[count].to_list(), edges, label=None if g is None else _label(g))
     if group is not None:
-        ax.legend(fontsize=7)
+        ax.legend(fontsize=9)
     ax.set_xlabel(_label(xlabel))
     ax.set_ylabel(_label(ylabel))
     ax.set_title(_label(title), fontsize=10)
@@ -534,7 +534,7 @@ def plot_trend(
     ax.set_ylabel(_label(metric if column == "value" else f"{metric} ({column})"))
     if title:
         ax.set_title(_label(title))
-    ax.legend(fontsize=7)
+    ax.legend(fontsize=9)
     return ax
 
 
@@ -598,7 +598,7 @@ def plot_reliability(
     ax.set_ylabel("fraction of positives")
     if title:
         ax.set_title(_label(title))
-    ax.legend(fontsize=7)
+    ax.legend(fontsize=9)
     return ax
 
 
