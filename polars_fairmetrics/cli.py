@@ -560,6 +560,29 @@ def _number(value: Any, digits: int) -> str:
     return "undefined" if value is None else f"{value:.{digits}f}"
 
 
+def _compas_report(
+    threshold: int = 5,
+    *,
+    intervals: int | None = None,
+    seed: int = 0,
+    progress: Callable[[str], None] | None = None,
+) -> Report:
+    """The report of ``demo``: the embedded COMPAS data audited by race (reference Caucasian)
+    and sex (reference Male), high risk = decile score ≥ ``threshold``."""
+    lf = scan_compas().with_columns((pl.col("decile_score") >= threshold).alias("high_risk"))
+    return audit(
+        lf,
+        y_true="two_year_recid",
+        y_pred="high_risk",
+        by=["race", "sex"],
+        reference={"race": "Caucasian", "sex": "Male"},
+        source=f"embedded COMPAS data (ProPublica, 2016); high_risk = decile_score >= {threshold}",
+        intervals=intervals,
+        seed=seed,
+        progress=progress,
+    )
+
+
 def _demo(args: argparse.Namespace) -> int:
     """Audit the COMPAS decile score (high risk = decile ≥ threshold) by race and by sex."""
     _check_demo(args)
@@ -629,17 +652,13 @@ def _demo(args: argparse.Namespace) -> int:
             f"(ratio {_number(fpr['ratio'][0], 2)})"
         )
     if args.html or args.json or args.intervals is not None:
-        report = audit(
-            lf,
-            y_true="two_year_recid",
-            y_pred="high_risk",
-            by=["race", "sex"],
-            reference={"race": "Caucasian", "sex": "Male"},
-            source=f"embedded COMPAS data (ProPublica, 2016); high_risk = decile_score >= "
-            f"{args.threshold}",
-            intervals=args.intervals,
-            seed=args.seed if args.seed is not None else 0,
-        )
+        with progress("auditing COMPAS", enabled=False if args.no_progress else None) as step:
+            report = _compas_report(
+                args.threshold,
+                intervals=args.intervals,
+                seed=args.seed if args.seed is not None else 0,
+                progress=step,
+            )
         if args.intervals is not None:  # the report with its intervals, fitted to the terminal
             print()
             print(report.to_terminal())
