@@ -185,15 +185,15 @@ def _long_texts_report() -> pfm.Report:
 def test_reports_render_in_chromium(pages: dict[str, Path], tmp_path: Path) -> None:
     results = _run_checks(pages, tmp_path)
     problems = {f"{n} at {w} px": _problems(r) for (n, w), r in results.items()}
+    if os.environ.get("PFM_SAVE_SCREENSHOTS") == "1":
+        for name in ("demo", "wide"):
+            page = pages[name]
+            _screenshot(page, ROOT / "docs" / "img" / f"report_{name}.png", tmp_path)
     if any(problems.values()):
         pytest.fail(json.dumps(problems, indent=1, ensure_ascii=False), pytrace=False)
     for (name, _), r in results.items():
         if name != "long":  # the plots are there (matplotlib is a test dependency)
             assert r["svgs"] >= 3, (name, r["svgs"])
-    if os.environ.get("PFM_SAVE_SCREENSHOTS") == "1":
-        for name in ("demo", "wide"):
-            page = pages[name]
-            _screenshot(page, ROOT / "docs" / "img" / f"report_{name}.png", tmp_path)
 
 
 def _screenshot(page: Path, target: Path, tmp: Path, width: int = 1440) -> None:

@@ -62,6 +62,7 @@ white-space:nowrap}
 .pfm-report .findings{background:#f7f7fb;border:1px solid #d8d8e8;padding:.2rem 1rem .6rem}
 .pfm-report .findings li{margin:.3rem 0}
 .pfm-report .findings li.gate{color:#8a1010}
+.pfm-report .toc{margin-bottom:1rem}
 .pfm-report .toc ol{columns:2 18rem;margin:.2rem 0}
 @media print{.pfm-report{max-width:none;margin:0;padding:0;font-size:10pt}
 .pfm-report .scroll,.pfm-report .plot{overflow:visible;background:none}
