@@ -49,7 +49,7 @@ from polars_fairmetrics.report import (
     audit,
     parse_gate,
 )
-from polars_fairmetrics.report.render_text import markdown_table
+from polars_fairmetrics.report.render_text import _width, markdown_table
 
 DEMO_METRICS = (
     "selection_rate",
@@ -74,6 +74,23 @@ class CliError(FairMetricsError):
 # ---------------------------------------------------------------------------------------------
 # Progress on stderr (only on a terminal)
 # ---------------------------------------------------------------------------------------------
+
+
+def _cut(text: str, columns: int) -> str:
+    """``text`` cut to ``columns`` terminal columns (wide characters count 2), ``…`` marking a
+    cut."""
+    if _width(text) <= columns:
+        return text
+    out = ""
+    for c in text:
+        if _width(out + c) > columns - 1:
+            break
+        out += c
+    return out + "…"
+
+
+def _ljust(text: str, columns: int) -> str:
+    return text + " " * max(0, columns - _width(text))
 
 
 @contextmanager
@@ -112,11 +129,9 @@ def progress(
             text = f"{frames[i % 4]} {label}"
             if current[0]:
                 text += f" ({current[0]})"
-            if len(text) + len(clock) > cols:
-                text = text[: max(0, cols - len(clock) - 1)] + "…"
-            text += clock
-            out.write("\r" + text.ljust(min(drawn[0], cols)))  # blank out a longer line
-            drawn[0] = max(drawn[0], len(text))
+            text = _cut(visible(text), cols - len(clock)) + clock
+            out.write("\r" + _ljust(text, min(drawn[0], cols)))  # blank out a longer line
+            drawn[0] = max(drawn[0], _width(text))
             out.flush()
             i += 1
 
@@ -128,10 +143,8 @@ def progress(
         done.set()
         thread.join()
         cols = max(20, shutil.get_terminal_size((80, 24)).columns - 1)
-        done_text = f"{label}: done in {time.perf_counter() - start:.1f}s"
-        if len(done_text) > cols:
-            done_text = done_text[: cols - 1] + "…"
-        out.write("\r" + done_text.ljust(min(drawn[0], cols)) + "\n")
+        done_text = _cut(visible(f"{label}: done in {time.perf_counter() - start:.1f}s"), cols)
+        out.write("\r" + _ljust(done_text, min(drawn[0], cols)) + "\n")
         out.flush()
 
 
