@@ -51,8 +51,9 @@ no-repeat scroll}
 .pfm-report th,.pfm-report td{border:1px solid #d0d0d0;padding:.2rem .5rem;text-align:right;
 white-space:nowrap}
 .pfm-report th{background:#f3f3f3}
-.pfm-report .scroll td:first-child{position:sticky;left:0;background:#fff}
-.pfm-report .scroll th:first-child{position:sticky;left:0}
+.pfm-report .scroll td:first-child,.pfm-report .scroll th:first-child{position:sticky;left:0;
+box-shadow:inset -1px 0 #d0d0d0}
+.pfm-report .scroll td:first-child{background:#fff}
 .pfm-report td.text,.pfm-report th:first-child{text-align:left}
 .pfm-report .note{color:#555;font-style:italic}
 .pfm-report table.inputs{margin:.4rem 0 1rem;max-width:100%}
