@@ -38,7 +38,10 @@
     out.svgs = svgs.length;
     svgs.forEach(function (svg, si) {
       var r = svg.getBoundingClientRect();
-      if (r.width < 1 || r.height < 1) out.empty.push("svg #" + si);
+      if (r.width < 1 || r.height < 1) out.empty.push("svg #" + si + ": zero size");
+      else if (!svg.querySelector("path, rect, line, polyline, polygon, circle, ellipse, use, image")) {
+        out.empty.push("svg #" + si + ": draws nothing");
+      }
       if (r.right > doc.clientWidth + 0.5) out.wide.push("svg #" + si + " right edge " + r.right);
       var texts = Array.prototype.filter.call(svg.querySelectorAll("text"), function (t) {
         return t.textContent.trim() !== "";
@@ -52,12 +55,12 @@
       for (var i = 0; i < quads.length; i++) {
         for (var j = i + 1; j < quads.length; j++) {
           var depth = overlap(quads[i], quads[j]);
-          if (depth > TOLERANCE) out.overlaps.push({svg: si, a: texts[i].textContent, b: texts[j].textContent, depth: Math.round(depth * 10) / 10});
+          if (depth > TOLERANCE) out.overlaps.push({svg: si, section: (svg.closest("section") || {}).id || "", a: texts[i].textContent, b: texts[j].textContent, depth: Math.round(depth * 10) / 10});
         }
       }
     });
     document.querySelectorAll("img").forEach(function (img, i) {
-      if (!img.complete || img.naturalWidth === 0) out.empty.push("img #" + i);
+      if (!img.complete || img.naturalWidth === 0) out.empty.push("img #" + i + ": not loaded, zero size");
     });
     // elements reaching past the right edge, outside a box that scrolls on its own (the
     // outermost such element only; the insides of an SVG scale with it)

@@ -10,7 +10,8 @@ opened at 1440 px and at 1024 px. The test fails on:
 - overlapping ``<text>`` elements inside an inline SVG (each text's box from ``getBBox()``
   transformed to the screen by ``getScreenCTM()``, rotated tick labels included; pairs
   overlapping deeper than 1.5 px);
-- an ``<svg>`` or ``<img>`` that renders with zero size (or an image that fails to load);
+- an ``<svg>`` or ``<img>`` that renders with zero size, an ``<svg>`` that draws no shape, an
+  image that fails to load;
 - any console error, uncaught error or failed load.
 
 No Python dependency: ``chromium --headless=new --dump-dom`` on a copy of the page with a small
@@ -131,10 +132,11 @@ def _problems(result: dict[str, Any]) -> list[str]:
         )
     out += [f"past the right edge: {w}" for w in result["wide"]]
     out += [
-        f"svg #{o['svg']}: text {o['a']!r} overlaps {o['b']!r} by {o['depth']} px"
+        f"svg #{o['svg']} (section {o['section']!r}): text {o['a']!r} overlaps {o['b']!r} by "
+        f"{o['depth']} px"
         for o in result["overlaps"]
     ]
-    out += [f"renders with zero size: {e}" for e in result["empty"]]
+    out += [f"figure not rendered: {e}" for e in result["empty"]]
     out += result["errors"]
     return out
 
@@ -219,10 +221,11 @@ def _screenshot(page: Path, target: Path, tmp: Path, width: int = 1440) -> None:
 _BROKEN = """<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>broken</title></head><body>
 <div class="pfm-report"><div style="width:3000px">too wide</div>
-<svg width="200" height="100"><text x="10" y="50">overlapping</text>
+<svg width="200" height="100"><rect width="20" height="20"/><text x="10" y="50">overlapping</text>
 <text x="14" y="52">overlapping too</text>
 <text x="150" y="50" transform="rotate(-30 150 50)">rotated</text></svg>
 <svg width="0" height="0"></svg>
+<svg width="100" height="40"><text x="5" y="20">a title only</text></svg>
 <img src="missing.png" alt="">
 </div><script>console.error("boom")</script></body></html>
 """
@@ -238,7 +241,9 @@ def test_checks_catch_a_broken_page(tmp_path: Path) -> None:
     result = json.loads(html.unescape(m.group(1)))
     problems = "\n".join(_problems(result))
     assert "scrolls sideways" in problems
-    assert "'overlapping' overlaps 'overlapping too'" in problems
+    assert "text 'overlapping' overlaps 'overlapping too'" in problems
     assert "rotated" not in problems  # a rotated label away from the others is not an overlap
-    assert "zero size: svg #1" in problems and "zero size: img #0" in problems
+    assert "not rendered: svg #1: zero size" in problems
+    assert "not rendered: img #0" in problems
+    assert "svg #2: draws nothing" in problems and "rendered: svg #0" not in problems
     assert "failed to load <img>" in problems and "console.error: boom" in problems
