@@ -3,7 +3,7 @@
 Three reports — the COMPAS ``demo`` report with intervals, a wide one (Adult, sex × race
 intersectional: 10 groups, with intervals, curves, the ensemble stability sections and the
 deployment section), and one of long unbreakable texts (group names, source; tables only) — are
-opened at 1440 px and at 1024 px. The test fails on:
+opened at 1440 px and at 1024 px (the last one at 500 px too). The test fails on:
 
 - horizontal overflow of the page (``scrollWidth > clientWidth``; a table may scroll inside its
   own box, the page may not), or any element outside such a box reaching past the right edge;
@@ -45,6 +45,8 @@ from polars_fairmetrics.datasets import data_path
 ROOT = Path(__file__).resolve().parents[1]
 CHECK_JS = (Path(__file__).parent / "browser_check.js").read_text(encoding="utf-8")
 WIDTHS = (1440, 1024)
+PHONE = 500
+"""The page of long texts is also opened this narrow (headless Chromium's narrowest window)."""
 _NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable", "chrome")
 
 
@@ -104,7 +106,7 @@ def _run_checks(pages: dict[str, Path], tmp: Path) -> dict[tuple[str, int], dict
     procs = {}
     for name, page in pages.items():
         url = _checked_copy(page).as_uri()
-        for width in WIDTHS:
+        for width in (*WIDTHS, PHONE) if name == "long" else WIDTHS:
             profile = tmp / f"profile-{name}-{width}"
             cmd = [*_args(profile, width, 900), "--dump-dom", url]
             procs[name, width] = subprocess.Popen(
