@@ -55,6 +55,13 @@ CONFIG_KEYS: dict[str, tuple[tuple[type, ...], str]] = {
     "curves": ((bool,), "with y_score: include the ROC / PR curve sections (default true)"),
     "curve_bins": ((int,), "grid of the curves: equal steps over the score bounds (100)"),
     "deploy_positive_rate": ((float,), "deployment share of positives: deployment section"),
+    "calibration": ((bool,), "with probability scores: the calibration sections (default true)"),
+    "calibration_bins": ((int,), "bins of the calibration section (10)"),
+    "calibration_binning": (_STR, "calibration bins: uniform (default) or quantile"),
+    "calibration_decimals": (
+        (int, str),
+        "decimal places of the scores in the calibration cells (4), or 'exact'",
+    ),
 }
 """Allowed keys, their types and meaning (documented in ``docs/cli.md``)."""
 

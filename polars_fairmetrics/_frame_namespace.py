@@ -35,7 +35,12 @@ if TYPE_CHECKING:
     from polars_fairmetrics.ensemble import Convention
     from polars_fairmetrics.monitor import BatchInfo, IfExists, PeriodValue, StorePath
     from polars_fairmetrics.report.document import Report
-    from polars_fairmetrics.report.options import AuditOptions, Engine, IntervalMethod
+    from polars_fairmetrics.report.options import (
+        AuditOptions,
+        CalibrationBinning,
+        Engine,
+        IntervalMethod,
+    )
     from polars_fairmetrics.report.sections import SectionBuilder
     from polars_fairmetrics.significance import Correction
     from polars_fairmetrics.weights import Denominator, MissingGroups, Mix, Target
@@ -340,6 +345,10 @@ class FrameNamespace(Generic[FrameT]):
         curves: bool | None = None,
         curve_bins: int | None = None,
         deploy_positive_rate: float | None = None,
+        calibration: bool | None = None,
+        calibration_bins: int | None = None,
+        calibration_binning: CalibrationBinning = "uniform",
+        calibration_decimals: int | None = 4,
         progress: Callable[[str], None] | None = None,
         extra_sections: Sequence[SectionBuilder] = (),
         extra: Mapping[str, Any] | None = None,
@@ -375,6 +384,10 @@ class FrameNamespace(Generic[FrameT]):
             curves=curves,
             curve_bins=curve_bins,
             deploy_positive_rate=deploy_positive_rate,
+            calibration=calibration,
+            calibration_bins=calibration_bins,
+            calibration_binning=calibration_binning,
+            calibration_decimals=calibration_decimals,
             progress=progress,
             extra_sections=extra_sections,
             extra=extra,
@@ -621,6 +634,60 @@ class FrameNamespace(Generic[FrameT]):
             pos_label=pos_label,
             neg_label=neg_label,
             model_col=model_col,
+        )
+
+    def ensemble_group_sums(
+        self,
+        *,
+        models: Sequence[str] | None = None,
+        list_col: str | None = None,
+        row_id: str | None = None,
+        prob_col: str | None = None,
+        by: ColumnNames | None = None,
+        weight: str | None = None,
+        metrics: str | Sequence[str] | None = None,
+        partition_by: ColumnNames | None = None,
+        separately: bool = False,
+        convention: Convention = "half_up",
+        ddof: int = 1,
+        log_base: float = 2.0,
+        model_col: str | None = None,
+    ) -> FrameT:
+        """Per group and ensemble metric, the additive sums its group mean is made of (mergeable).
+
+        Delegates to :func:`polars_fairmetrics.ensemble_group_sums`
+        with this frame as ``data``.
+        """
+        return _ensemble.ensemble_group_sums(
+            self._frame,
+            models=models,
+            list_col=list_col,
+            row_id=row_id,
+            prob_col=prob_col,
+            by=by,
+            weight=weight,
+            metrics=metrics,
+            partition_by=partition_by,
+            separately=separately,
+            convention=convention,
+            ddof=ddof,
+            log_base=log_base,
+            model_col=model_col,
+        )
+
+    def ensemble_metrics_from_sums(
+        self,
+        *,
+        by: ColumnNames | None = None,
+    ) -> FrameT:
+        """Per-group ensemble metrics from an ensemble-sums table (merged or not).
+
+        Delegates to :func:`polars_fairmetrics.ensemble_metrics_from_sums`
+        with this frame as ``sums``.
+        """
+        return _ensemble.ensemble_metrics_from_sums(
+            self._frame,
+            by=by,
         )
 
     def ensemble_disparities(
@@ -1371,6 +1438,9 @@ class FrameNamespace(Generic[FrameT]):
         neg_label: Label | None = None,
         cells: bool | None = None,
         decimals: int | None = None,
+        ensemble: Sequence[str] | None = None,
+        ensemble_metrics: str | Sequence[str] | None = None,
+        ensemble_convention: Convention = "half_up",
         if_exists: IfExists = "replace",
         storage_options: Mapping[str, str] | None = None,
     ) -> BatchInfo:
@@ -1395,6 +1465,9 @@ class FrameNamespace(Generic[FrameT]):
             neg_label=neg_label,
             cells=cells,
             decimals=decimals,
+            ensemble=ensemble,
+            ensemble_metrics=ensemble_metrics,
+            ensemble_convention=ensemble_convention,
             if_exists=if_exists,
             storage_options=storage_options,
         )

@@ -49,6 +49,7 @@ from polars_fairmetrics.report import (
     audit,
     parse_gate,
 )
+from polars_fairmetrics.report.options import CALIBRATION_DECIMALS
 from polars_fairmetrics.report.render_text import _width, markdown_table
 
 DEMO_METRICS = (
@@ -333,6 +334,9 @@ def _options(args: argparse.Namespace) -> dict[str, Any]:
         "models_prefix",
         "curve_bins",
         "deploy_positive_rate",
+        "calibration_bins",
+        "calibration_binning",
+        "calibration_decimals",
     )
     opts = dict(cfg)
     for key in flag_keys:
@@ -345,6 +349,8 @@ def _options(args: argparse.Namespace) -> dict[str, Any]:
         opts["plots"] = False
     if getattr(args, "no_curves", False):
         opts["curves"] = False
+    if getattr(args, "no_calibration", False):
+        opts["calibration"] = False
     gates = cfg.get("fail_if", [])
     opts["fail_if"] = ([gates] if isinstance(gates, str) else list(gates)) + list(args.fail_if)
     for key in ("by", "metrics", "criteria"):
@@ -411,6 +417,21 @@ def _resolve_models(opts: dict[str, Any], schema: pl.Schema) -> list[str] | None
     if missing:
         raise CliError(f"--models: column(s) {missing!r} not in the input")
     return names
+
+
+def _calibration_decimals(opts: dict[str, Any]) -> int | None:
+    """``--calibration-decimals D`` (``exact`` or ``none`` in a config file: no rounding)."""
+    value = opts.get("calibration_decimals", CALIBRATION_DECIMALS)
+    if value is None or (isinstance(value, int) and not isinstance(value, bool)):
+        return value
+    text = str(value).strip().lower()
+    if text in ("exact", "none"):
+        return None
+    if not text.isdigit():
+        raise CliError(
+            f"--calibration-decimals {value!r}: expected a number of decimal places or 'exact'"
+        )
+    return int(text)
 
 
 def _parse_curves_deployment(opts: dict[str, Any]) -> tuple[bool | None, int | None, float | None]:
@@ -512,6 +533,10 @@ def _report(args: argparse.Namespace) -> int:
         curves=curves,
         curve_bins=curve_bins,
         deploy_positive_rate=deploy_rate,
+        calibration=opts.get("calibration"),
+        calibration_bins=opts.get("calibration_bins"),
+        calibration_binning=opts.get("calibration_binning", "uniform"),
+        calibration_decimals=_calibration_decimals(opts),
     )
     label = f"scanning {visible(str(opts['input']))}"
     if n_boot is not None:
@@ -1088,6 +1113,34 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="P",
         help="add the deployment section: precision, NPV, F1, accuracy at a "
         "deployment share P of positives (0 < P < 1)",
+    )
+    rep.add_argument(
+        "--no-calibration",
+        dest="no_calibration",
+        action="store_true",
+        help="with --y-score: leave out the calibration sections (they cost one more scan)",
+    )
+    rep.add_argument(
+        "--calibration-bins",
+        dest="calibration_bins",
+        type=int,
+        metavar="N",
+        help="bins of the calibration section (expected calibration error, reliability "
+        "curves; default 10)",
+    )
+    rep.add_argument(
+        "--calibration-binning",
+        dest="calibration_binning",
+        choices=("uniform", "quantile"),
+        help="calibration bins of equal width on [0, 1] (uniform, default) or at each "
+        "group's score quantiles",
+    )
+    rep.add_argument(
+        "--calibration-decimals",
+        dest="calibration_decimals",
+        metavar="D",
+        help="round the scores to D decimal places in the calibration cells (default 4; "
+        "'exact': no rounding)",
     )
     rep.add_argument("--no-plots", action="store_true", help="HTML report without plots")
     rep.add_argument(

@@ -73,6 +73,7 @@ from polars_fairmetrics.disparity import (
     reference_mask,
 )
 from polars_fairmetrics.exceptions import MSG_SCORE_NAN, InvalidOptionError
+from polars_fairmetrics.figures import plot_curves  # the figure of these tables
 from polars_fairmetrics.inputs import accepts_tables
 from polars_fairmetrics.metrics import (
     Counts,
@@ -1762,71 +1763,3 @@ def average_precision(
         .otherwise(pl.lit(None, dtype=pl.Float64))
         .alias("average_precision")
     )
-
-
-# --------------------------------------------------------------------------------------------
-# plotting (optional extra)
-# --------------------------------------------------------------------------------------------
-
-
-def plot_curves(
-    curve: pl.DataFrame | pl.LazyFrame,
-    *,
-    kind: Literal["roc", "pr"] = "roc",
-    ax: Any = None,
-    title: str | None = None,
-) -> Any:
-    """Plot a :func:`roc_curve` or :func:`pr_curve` table, one line per group.
-
-    ROC curves are drawn as lines (the trapezoid of ROC AUC), PR curves as steps (the step rule
-    of average precision).
-
-    Needs matplotlib (``pip install polars_fairmetrics[plot]``). Collects a LazyFrame.
-
-    Returns
-    -------
-    matplotlib.axes.Axes
-
-    Examples
-    --------
-    >>> import polars as pl
-    >>> import polars_fairmetrics as pfm
-    >>> import matplotlib
-    >>> matplotlib.use("Agg")
-    >>> df = pl.DataFrame({"y": [1, 0, 1, 0], "s": [0.9, 0.8, 0.8, 0.1]})
-    >>> ax = pfm.plot_curves(pfm.roc_curve(df, y_true="y", y_score="s"))
-    >>> len(ax.get_lines())
-    2
-    """
-    try:
-        import matplotlib.pyplot as plt
-    except ImportError as exc:  # pragma: no cover - depends on the environment
-        raise ImportError(
-            "plot_curves needs matplotlib: pip install 'polars_fairmetrics[plot]'"
-        ) from exc
-    frame = curve.collect() if isinstance(curve, pl.LazyFrame) else curve
-    x, y = ("fpr", "tpr") if kind == "roc" else ("recall", "precision")
-    if x not in frame.columns or y not in frame.columns:
-        raise InvalidOptionError(f"kind={kind!r} needs columns {x!r} and {y!r}")
-    keys = [c for c in frame.columns if c not in ("threshold", x, y)]
-    if ax is None:
-        _, ax = plt.subplots(figsize=(5, 4))
-    parts = (
-        frame.partition_by(keys, maintain_order=True, as_dict=True) if keys else {("all",): frame}
-    )
-    for key, part in parts.items():
-        label = ", ".join(str(k) for k in key)
-        part = part.filter(pl.col(x).is_not_null() & pl.col(y).is_not_null())
-        if kind == "pr":  # the step rule of average precision: P_i over (R_{i-1}, R_i]
-            ax.step(part[x].to_numpy(), part[y].to_numpy(), where="pre", label=label)
-        else:
-            ax.plot(part[x].to_numpy(), part[y].to_numpy(), label=label)
-    if kind == "roc":
-        ax.plot([0, 1], [0, 1], linestyle=":", color="grey")
-    ax.set_xlabel("false positive rate" if kind == "roc" else "recall")
-    ax.set_ylabel("true positive rate" if kind == "roc" else "precision")
-    if title:
-        ax.set_title(title)
-    if keys:
-        ax.legend(title=", ".join(keys))
-    return ax

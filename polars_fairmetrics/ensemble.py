@@ -93,9 +93,11 @@ from polars_fairmetrics.exceptions import (
 )
 from polars_fairmetrics.inputs import accepts_tables
 from polars_fairmetrics.metrics import METRICS, _metric_names, metrics_from_counts, safe_div
+from polars_fairmetrics.results import finish
 
 __all__ = [
     "ENSEMBLE_METRICS",
+    "ENSEMBLE_SUM_COLUMNS",
     "MSG_LONG_DUPLICATE",
     "MSG_LONG_INCONSISTENT",
     "MSG_PROBABILITY_NAN",
@@ -103,7 +105,9 @@ __all__ = [
     "Convention",
     "ensemble_disparities",
     "ensemble_group_metrics",
+    "ensemble_group_sums",
     "ensemble_labels",
+    "ensemble_metrics_from_sums",
     "ensemble_sample_metrics",
 ]
 
@@ -1223,6 +1227,225 @@ def ensemble_group_metrics(
     out = out.with_columns(pl.col("n").cast(pl.Int64), pl.col("n_null").cast(pl.Int64))
     out = out.sort([*plan.keys, _order_expr(plan.names)], nulls_last=True)
     return cast(FrameT, _return(out, data))
+
+
+# ---------------------------------------------------------------------------------------------
+# Mergeable sums
+# ---------------------------------------------------------------------------------------------
+
+ENSEMBLE_SUM_COLUMNS: tuple[str, ...] = ("value_sum", "n", "n_null", "n_w")
+"""Additive columns of an ensemble-sums table (``n_w``: weighted only)."""
+
+
+@accepts_tables
+def ensemble_group_sums(
+    data: FrameT,
+    *,
+    models: Sequence[str] | None = None,
+    list_col: str | None = None,
+    row_id: str | None = None,
+    prob_col: str | None = None,
+    by: ColumnNames | None = None,
+    weight: str | None = None,
+    metrics: str | Sequence[str] | None = None,
+    partition_by: ColumnNames | None = None,
+    separately: bool = False,
+    convention: Convention = "half_up",
+    ddof: int = 1,
+    log_base: float = 2.0,
+    model_col: str | None = None,
+) -> FrameT:
+    r"""Per group and ensemble metric, the additive sums its group mean is made of (mergeable).
+
+    .. math::
+
+        \text{value\_sum}_g = \sum_{i \in g,\ v_i \text{ defined}} w_i v_i,\quad
+        n_g = \#\{i \in g: v_i \text{ defined}\},\quad
+        n^{null}_g = \#\{i \in g\} - n_g,\quad
+        n^w_g = \sum_{i \in g,\ v_i \text{ defined}} w_i
+
+    (:math:`w_i = 1` and no ``n_w`` without ``weight``). Every group value of
+    :func:`ensemble_group_metrics` is :math:`\text{value\_sum}_g / n^w_g` (or
+    :math:`/ n_g`): a mean of per-row values, so the sums of the parts of a dataset (days,
+    files, partitions) add up to the sums of the whole, and
+    :func:`ensemble_metrics_from_sums` of the merged sums equals :func:`ensemble_group_metrics`
+    of the concatenated rows — exactly for ``n`` and ``n_null``, up to float rounding of the
+    sums for the means. Every metric of :data:`ENSEMBLE_METRICS` is mergeable this way (each
+    per-row value, the per-row IQR included, depends on that row's models only). What is **not**
+    mergeable from these sums: quantiles or medians of the per-row values over a group's rows,
+    and row-level bootstrap intervals (they need the rows; the label-stability histogram of
+    the report is a count per bin, mergeable as such).
+
+    Parameters
+    ----------
+    data, models, list_col, row_id, model_col, prob_col
+        Predictions and their layout (see :func:`ensemble_sample_metrics`).
+    by
+        Group column(s): intersectional groups, or each on its own with ``separately=True``.
+    weight
+        Row weight (non-negative, finite): ``value_sum`` and ``n_w`` are weighted sums.
+    metrics
+        Ensemble metrics (default: all of :data:`ENSEMBLE_METRICS`).
+    partition_by
+        Columns kept apart like ``by`` (e.g. a ``period`` of your own).
+    separately
+        With several ``by`` columns: each attribute on its own, side by side, with an
+        ``attribute`` column (the other keys null), from one scan: the sums of the
+        intersection, rolled up.
+    convention, ddof, log_base
+        See :func:`ensemble_sample_metrics`.
+
+    Returns
+    -------
+    DataFrame or LazyFrame
+        [``attribute``], keys, partitions, ``metric``, ``value_sum``, ``n``, ``n_null``,
+        [``n_w``]; sorted by them, then the metrics in registry order.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> day1 = pl.DataFrame({"g": ["a", "a", "b"], "p1": [0.9, 0.2, 0.6], "p2": [0.8, 0.6, 0.4]})
+    >>> day2 = pl.DataFrame({"g": ["a", "b"], "p1": [0.1, 0.7], "p2": [0.3, 0.9]})
+    >>> opts = dict(models=["p1", "p2"], by="g", metrics="label_stability")
+    >>> sums = pl.concat([ensemble_group_sums(d, **opts) for d in (day1, day2)])
+    >>> merged = sums.group_by("g", "metric").agg(pl.col("value_sum", "n", "n_null").sum())
+    >>> ensemble_metrics_from_sums(merged, by="g").select("g", "value", "n").rows()
+    [('a', 0.6666666666666666, 3), ('b', 0.5, 2)]
+    >>> ensemble_group_metrics(pl.concat([day1, day2]), **opts).select("g", "value", "n").rows()
+    [('a', 0.6666666666666666, 3), ('b', 0.5, 2)]
+    """
+    keys_in = as_list(by)
+    if separately and not keys_in:
+        raise InvalidOptionError("separately=True needs at least one by= column")
+    plan: _Plan = _plan(
+        data,
+        models=models,
+        list_col=list_col,
+        row_id=row_id,
+        prob_col=prob_col,
+        model_col=model_col,
+        y_true=None,
+        by=keys_in or None,
+        partition_by=partition_by,
+        weight=weight,
+        metrics=metrics,
+        confusion_metrics=None,
+        convention=convention,
+        ddof=ddof,
+        log_base=log_base,
+    )
+    if not plan.names:
+        raise InvalidOptionError("no metric requested: metrics=[]")
+    _, sums = _group_sums(
+        data,
+        src=plan.src,
+        plan=plan,
+        weight=weight,
+        convention=convention,
+        ddof=ddof,
+        base=float(log_base),
+        y_true=None,
+    )
+    structs = [
+        pl.struct(
+            pl.lit(n).alias("metric"),
+            pl.col(f"{n}__s").cast(pl.Float64).alias("value_sum"),
+            pl.col(f"{n}__n").cast(pl.Int64).alias("n"),
+            (pl.col(_ROWS) - pl.col(f"{n}__n")).cast(pl.Int64).alias("n_null"),
+            *([pl.col(f"{n}__w").cast(pl.Float64).alias("n_w")] if weight else []),
+        )
+        for n in plan.names
+    ]
+    long = (
+        sums.select(*plan.keys, pl.concat_list(structs).alias("_pfm_m"))
+        .explode("_pfm_m")
+        .unnest("_pfm_m")
+    )
+    stats = ["value_sum", "n", "n_null", *(["n_w"] if weight else [])]
+    lead: list[str] = []
+    if separately:
+        schema = long.collect_schema()
+        parts = []
+        for key in plan.by:
+            others = [pl.lit(None, dtype=schema[k]).alias(k) for k in plan.by if k != key]
+            parts.append(
+                long.group_by(*plan.parts, key, "metric")
+                .agg(pl.col(stats).sum())
+                .with_columns(pl.lit(key).alias("attribute"), *others)
+                .select("attribute", *plan.parts, *plan.by, "metric", *stats)
+            )
+        long = pl.concat(parts, how="vertical")
+        lead = ["attribute"]
+        rank = {k: i for i, k in enumerate(plan.by)}
+        sort_lead: list[pl.Expr] = [pl.col("attribute").replace_strict(rank, return_dtype=pl.Int64)]
+    else:
+        sort_lead = []
+    out = long.select(*lead, *plan.parts, *plan.by, "metric", *stats).sort(
+        [*sort_lead, *[pl.col(k) for k in plan.keys], _order_expr(plan.names)], nulls_last=True
+    )
+    return cast(FrameT, _return(out, data))
+
+
+@accepts_tables
+def ensemble_metrics_from_sums(
+    sums: FrameT,
+    *,
+    by: ColumnNames | None = None,
+) -> FrameT:
+    r"""Per-group ensemble metrics from an ensemble-sums table (merged or not).
+
+    .. math:: \bar v_g = \text{value\_sum}_g / n^w_g \quad (\text{or } / n_g \text{ unweighted})
+
+    null where no row of the group has a defined value (0/0). The result is the group-values
+    table of :func:`ensemble_group_metrics` (``metric``, ``value``, ``support``, ``n``,
+    ``n_null``, [``n_w``]) for the sums' partitions (``attribute``, ``model``, ``period`` …)
+    and keys.
+
+    Parameters
+    ----------
+    sums
+        A table of :func:`ensemble_group_sums` (or the sum of several: any window of a store,
+        :func:`~polars_fairmetrics.monitor.read_ensemble_sums`).
+    by
+        The group key columns (default: every column that is not a known partition or a sum).
+
+    Returns
+    -------
+    DataFrame or LazyFrame
+        [``attribute``], keys, partitions, ``metric``, ``value``, ``support``, ``n``,
+        ``n_null``, [``n_w``]; sorted.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> sums = pl.DataFrame({"g": ["a", "b"], "metric": ["jitter", "jitter"],
+    ...                      "value_sum": [1.0, 0.0], "n": [2, 0], "n_null": [0, 1]})
+    >>> ensemble_metrics_from_sums(sums).select("g", "value", "n", "n_null").rows()
+    [('a', 0.5, 2, 0), ('b', None, 0, 1)]
+    """
+    columns = list(schema_of(sums).names())
+    missing = [c for c in ("metric", "value_sum", "n", "n_null") if c not in columns]
+    if missing:
+        raise InvalidOptionError(
+            "ensemble_metrics_from_sums needs an ensemble-sums table (ensemble_group_sums); "
+            f"missing {', '.join(missing)}"
+        )
+    layout = Layout.of(columns, by, [*ENSEMBLE_SUM_COLUMNS, "metric"])
+    weighted = "n_w" in columns
+    denominator = pl.col("n_w") if weighted else pl.col("n").cast(pl.Float64)
+    lazy = sums.lazy().select(
+        *layout.partitions,
+        *layout.keys,
+        "metric",
+        safe_div(pl.col("value_sum"), denominator).alias("value"),
+        pl.col("n").cast(pl.Int64).alias("support"),
+        pl.col("n").cast(pl.Int64),
+        pl.col("n_null").cast(pl.Int64),
+        *([pl.col("n_w").cast(pl.Float64)] if weighted else []),
+    )
+    names = list(ENSEMBLE_METRICS)
+    out = finish(lazy, keys=layout.keys, partitions=layout.partitions, order=names)
+    return cast(FrameT, _return(out, sums))
 
 
 # ---------------------------------------------------------------------------------------------

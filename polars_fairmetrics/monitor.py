@@ -14,6 +14,11 @@ is audited from the stores alone, exactly as if its rows had been counted at onc
   scores);
 - ``kind = "cells"`` rows (optional): the score cells of every attribute
   (:func:`~polars_fairmetrics.calibration.score_cells`), for calibration and curves;
+- ``kind = "ensemble"`` rows (optional, ``ensemble=[model columns]``): the ensemble sums of every
+  attribute (:func:`~polars_fairmetrics.ensemble.ensemble_group_sums`: per group and ensemble
+  metric, the sum of the per-row values and the rows counted), from which
+  :func:`~polars_fairmetrics.ensemble.ensemble_metrics_from_sums` gives the group means of any
+  window exactly (a store with them has schema version 2; without, version 1 as before);
 - one ``kind = "batch"`` row: the batch's rows counted;
 
 each row carrying the batch's metadata: ``batch_id``, ``written_at`` (UTC), ``package_version``,
@@ -88,6 +93,7 @@ from polars_fairmetrics.disparity import (
     disparities,
     fairness_criteria,
 )
+from polars_fairmetrics.ensemble import Convention
 from polars_fairmetrics.exceptions import (
     FairMetricsError,
     InvalidDtypeError,
@@ -110,12 +116,16 @@ __all__ = [
     "period_disparities",
     "read_cells",
     "read_counts",
+    "read_ensemble_sums",
     "store_batches",
     "window_change",
 ]
 
-SCHEMA_VERSION: int = 1
-"""Version of the store's row layout; a store written by a newer version is refused."""
+SCHEMA_VERSION: int = 2
+"""Newest version of the store's row layout this package reads and writes; a store written by
+a newer version is refused. Version 2 adds the ``ensemble`` rows (and their ``metric`` and
+``value_sum`` columns); a store without them is written as version 1, readable by older
+packages."""
 
 STORE_FORMAT = "polars_fairmetrics.count_store"
 """The ``format`` recorded in a store's description."""
@@ -140,7 +150,15 @@ META_COLUMNS: tuple[str, ...] = (
 """Metadata columns of every store row."""
 
 _PARTITIONS = ["period", "model"]
-_RESERVED_STORE = {*META_COLUMNS, *_PARTITIONS, *CELL_COLUMNS, "threshold", "attribute"}
+_RESERVED_STORE = {
+    *META_COLUMNS,
+    *_PARTITIONS,
+    *CELL_COLUMNS,
+    "threshold",
+    "attribute",
+    "metric",
+    "value_sum",
+}
 _BATCH_ID = re.compile(r"^[^\x00-\x1f\x7f]{1,256}$")
 
 
@@ -180,13 +198,21 @@ class _StoreLayout:
     weighted: bool
     cells: bool
     decimals: int | None
+    ensemble: dict[str, Any] | None = None
+
+    @property
+    def version(self) -> int:
+        """The schema version of a store of this layout (2 with ensemble sums, else 1)."""
+        return 2 if self.ensemble is not None else 1
 
     def describe(self) -> str:
+        extra: dict[str, Any] = {} if self.ensemble is None else {"ensemble": self.ensemble}
         return json.dumps(
             {
                 "format": STORE_FORMAT,
-                "schema_version": SCHEMA_VERSION,
+                "schema_version": self.version,
                 "layout": {
+                    **extra,
                     "by": self.by,
                     "key_dtypes": self.key_dtypes,
                     "period_dtype": self.period_dtype,
@@ -228,6 +254,7 @@ class _StoreLayout:
             weighted=bool(lay["weighted"]),
             cells=bool(lay["cells"]),
             decimals=lay["decimals"],
+            ensemble=lay.get("ensemble"),
         )
 
     def differences(self, other: _StoreLayout) -> list[str]:
@@ -241,6 +268,7 @@ class _StoreLayout:
             "weighted",
             "cells",
             "decimals",
+            "ensemble",
         ):
             mine, theirs = getattr(self, name), getattr(other, name)
             if mine != theirs:
@@ -391,6 +419,9 @@ def _store_schema(layout: _StoreLayout) -> dict[str, pl.DataType]:
         if layout.weighted:
             schema["positives_w"] = pl.Float64()
             schema["score_sum_w"] = pl.Float64()
+    if layout.ensemble is not None:
+        schema["metric"] = pl.String()
+        schema["value_sum"] = pl.Float64()
     schema.update(
         {
             "written_at": pl.Datetime("us", "UTC"),
@@ -446,6 +477,37 @@ def _batch_present(table: Any, batch_id: str) -> bool:
     return bool(found)
 
 
+def _ensemble_spec(
+    models: Sequence[str] | None,
+    metrics: str | Sequence[str] | None,
+    convention: str,
+) -> dict[str, Any] | None:
+    """The ensemble part of a store's layout (None: no ensemble sums)."""
+    if models is None:
+        if metrics is not None:
+            raise InvalidOptionError("ensemble_metrics= needs ensemble= (the model columns)")
+        return None
+    names = [models] if isinstance(models, str) else list(models)
+    if not names or not all(isinstance(c, str) for c in names):
+        raise InvalidOptionError(
+            f"ensemble= must name the probability columns of the models, got {models!r}"
+        )
+    if convention not in ("half_up", "virny"):
+        raise InvalidOptionError(
+            f"ensemble_convention must be 'half_up' or 'virny', got {convention!r}"
+        )
+    from polars_fairmetrics.ensemble import ENSEMBLE_METRICS, _names
+
+    chosen = list(ENSEMBLE_METRICS) if metrics is None else _names(metrics)
+    return {
+        "models": names,
+        "metrics": chosen,
+        "convention": convention,
+        "ddof": 1,
+        "log_base": 2.0,
+    }
+
+
 @accepts_tables
 def append_batch(
     data: FrameT,
@@ -464,6 +526,9 @@ def append_batch(
     neg_label: Label | None = None,
     cells: bool | None = None,
     decimals: int | None = None,
+    ensemble: Sequence[str] | None = None,
+    ensemble_metrics: str | Sequence[str] | None = None,
+    ensemble_convention: Convention = "half_up",
     if_exists: IfExists = "replace",
     storage_options: Mapping[str, str] | None = None,
 ) -> BatchInfo:
@@ -499,6 +564,14 @@ def append_batch(
     decimals
         Round scores to this many places in the cells (see
         :func:`~polars_fairmetrics.calibration.score_cells`).
+    ensemble
+        Probability columns of an ensemble's models: also write the ensemble sums of every
+        attribute (:func:`~polars_fairmetrics.ensemble.ensemble_group_sums`), read back with
+        :func:`read_ensemble_sums` (the store's schema version is then 2).
+    ensemble_metrics, ensemble_convention
+        The ensemble metrics summed (default: all of
+        :data:`~polars_fairmetrics.ensemble.ENSEMBLE_METRICS`) and the label convention (see
+        :func:`~polars_fairmetrics.ensemble.ensemble_sample_metrics`).
     if_exists
         ``"replace"`` (default), ``"skip"`` or ``"error"`` for a batch id already stored.
     storage_options
@@ -513,7 +586,7 @@ def append_batch(
     ------
     StoreError
         The store is not a count store, or was written with other options (another ``by``,
-        thresholds, weights or cells), or by a newer version of the package.
+        thresholds, weights, cells or ensemble), or by a newer version of the package.
 
     Examples
     --------
@@ -552,10 +625,11 @@ def append_batch(
     if with_cells and y_score is None:
         raise InvalidOptionError("cells=True needs y_score= (the predicted probability)")
     with_counts = y_pred is not None or threshold is not None
-    if not with_counts and not with_cells:
+    ensemble_spec = _ensemble_spec(ensemble, ensemble_metrics, ensemble_convention)
+    if not with_counts and not with_cells and ensemble_spec is None:
         raise InvalidOptionError(
             "nothing to store: pass y_pred=, or y_score= with threshold= (confusion counts), "
-            "or y_score= (score cells)"
+            "or y_score= (score cells), or ensemble= (ensemble sums)"
         )
     schema = schema_of(data)
     table = _open(store, storage_options)
@@ -582,6 +656,7 @@ def append_batch(
         weighted=weight is not None,
         cells=with_cells,
         decimals=decimals if with_cells else None,
+        ensemble=ensemble_spec,
     )
     if existing is not None:
         differ = existing.differences(layout)
@@ -626,6 +701,22 @@ def append_batch(
                 decimals=decimals,
             )
         )
+    if ensemble_spec is not None:
+        from polars_fairmetrics.ensemble import ensemble_group_sums
+
+        queries.append(
+            ensemble_group_sums(
+                lazy,
+                models=ensemble_spec["models"],
+                by=keys,
+                weight=weight,
+                metrics=ensemble_spec["metrics"],
+                separately=True,
+                convention=ensemble_spec["convention"],
+                ddof=ensemble_spec["ddof"],
+                log_base=ensemble_spec["log_base"],
+            )
+        )
     collected = pl.collect_all(queries)
     rows = int(collected[0].item())
     options = json.dumps(
@@ -640,6 +731,7 @@ def append_batch(
             "neg_label": neg_label,
             "cells": with_cells,
             "decimals": decimals,
+            "ensemble": ensemble_spec,
         },
         sort_keys=True,
         default=str,
@@ -651,6 +743,9 @@ def append_batch(
         i += 1
     if with_cells:
         frames.append(collected[i].with_columns(pl.lit("cells").alias("kind")))
+        i += 1
+    if ensemble_spec is not None:
+        frames.append(collected[i].with_columns(pl.lit("ensemble").alias("kind")))
     store_schema = _store_schema(layout)
     meta = {
         "period": period_value.item(),
@@ -658,7 +753,7 @@ def append_batch(
         "batch_id": batch_id,
         "written_at": datetime.now(timezone.utc),
         "package_version": _package_version(),
-        "schema_version": SCHEMA_VERSION,
+        "schema_version": layout.version,
         "options": options,
     }
     parts = []
@@ -684,7 +779,7 @@ def append_batch(
         "commit_properties": deltalake.CommitProperties(
             custom_metadata={
                 "polars_fairmetrics.batch_id": batch_id,
-                "polars_fairmetrics.schema_version": str(SCHEMA_VERSION),
+                "polars_fairmetrics.schema_version": str(layout.version),
             }
         ),
     }
@@ -744,13 +839,39 @@ def _read(
 ) -> pl.LazyFrame:
     table, layout = _open_existing(store, storage_options, version)
     if kind == "counts" and not layout.counts:
-        raise StoreError(f"the count store at {str(store)!r} holds score cells only")
+        raise StoreError(
+            f"the count store at {str(store)!r} holds no confusion counts (its batches were "
+            "written without y_pred= or threshold=)"
+        )
     if kind == "cells" and not layout.cells:
         raise StoreError(
             f"the count store at {str(store)!r} holds no score cells: write batches with "
             "y_score= (cells=True)"
         )
+    if kind == "ensemble" and layout.ensemble is None:
+        raise StoreError(
+            f"the count store at {str(store)!r} holds no ensemble sums: write batches with "
+            "ensemble=[the models' probability columns]"
+        )
     schema = _store_schema(layout)
+    if kind == "ensemble":
+        stats = ["value_sum", "n", "n_null", *(["n_w"] if layout.weighted else [])]
+        keys = ["attribute", *layout.by, "model", *([] if merge else ["period"]), "metric"]
+        rank = {m: i for i, m in enumerate(cast("dict[str, Any]", layout.ensemble)["metrics"])}
+        return (
+            pl.scan_delta(table)
+            .filter((pl.col("kind") == kind) & _window_filter(layout, start, end, models))
+            .group_by(keys)
+            .agg(pl.col(stats).sum())
+            .sort(
+                [
+                    *[pl.col(k) for k in keys if k != "metric"],
+                    pl.col("metric").replace_strict(rank, return_dtype=pl.Int64),
+                ],
+                nulls_last=True,
+            )
+            .select(*keys, *stats)
+        )
     if kind == "counts":
         extra = ["threshold"] if layout.thresholds is not None else []
         stats = [
@@ -884,6 +1005,56 @@ def read_cells(
     return _read(
         store,
         "cells",
+        start=start,
+        end=end,
+        models=models,
+        merge=merge,
+        version=version,
+        storage_options=storage_options,
+    )
+
+
+def read_ensemble_sums(
+    store: StorePath,
+    *,
+    start: PeriodValue | None = None,
+    end: PeriodValue | None = None,
+    models: str | Sequence[str] | None = None,
+    merge: bool = False,
+    version: int | None = None,
+    storage_options: Mapping[str, str] | None = None,
+) -> pl.LazyFrame:
+    r"""The ensemble sums of a window of a store: per period, or merged over the window.
+
+    .. math:: \text{value\_sum}_g^{window} = \sum_{b \in window} \text{value\_sum}_g^b,
+        \quad n_g^{window} = \sum_{b \in window} n_g^b \ (\text{likewise } n^{null}, n^w)
+
+    Like :func:`read_counts`, for the ``ensemble`` rows written with ``append_batch(...,
+    ensemble=[...])``: an ensemble-sums table (``attribute``, the group columns, ``model``,
+    [``period``], ``metric``, ``value_sum``, ``n``, ``n_null``, [``n_w``]) that
+    :func:`~polars_fairmetrics.ensemble.ensemble_metrics_from_sums` turns into the per-group
+    ensemble metrics of the window — the same as
+    :func:`~polars_fairmetrics.ensemble.ensemble_group_metrics` of the window's rows (counts
+    exactly; means up to float rounding of the sums).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> import polars as pl
+    >>> from polars_fairmetrics.ensemble import ensemble_metrics_from_sums
+    >>> store = tempfile.mkdtemp() + "/store"
+    >>> for day in (1, 2):
+    ...     rows = pl.DataFrame({"g": ["a", "b"], "y": [1, 0], "p1": [0.9, 0.4],
+    ...                          "p2": [0.3 * day, 0.3]})
+    ...     _ = append_batch(rows, store, batch_id=f"d{day}", period=day, y_true="y",
+    ...                      by="g", ensemble=["p1", "p2"], ensemble_metrics="label_stability")
+    >>> window = read_ensemble_sums(store, merge=True)
+    >>> ensemble_metrics_from_sums(window).select("g", "value", "n").collect().rows()
+    [('a', 0.5, 2), ('b', 1.0, 2)]
+    """
+    return _read(
+        store,
+        "ensemble",
         start=start,
         end=end,
         models=models,
@@ -1631,6 +1802,7 @@ def _append_cmd(args: argparse.Namespace) -> int:
         neg_label=_coerce(args.neg_label, dtype),
         cells=True if args.cells else None,
         decimals=args.decimals,
+        ensemble=args.ensemble,
         if_exists=args.if_exists,
     )
     state = "written" if info.written else "already in the store (skipped)"
@@ -1661,7 +1833,19 @@ def _audit_cmd(args: argparse.Namespace) -> int:
     reference = _reference_arg(args.reference, layout)
     models = args.model or None
     outcomes: list[GateOutcome] = []
-    if args.what == "calibration":
+    if args.what == "stability":
+        from polars_fairmetrics.ensemble import ensemble_metrics_from_sums
+
+        if args.resamples:
+            raise _CliError(
+                "--what stability has no intervals: the ensemble sums of a store are means of "
+                "per-row values, and a row-level bootstrap needs the rows (drop --resamples)"
+            )
+        sums = read_ensemble_sums(
+            args.store, start=start, end=end, models=models, merge=not args.by_period
+        )
+        table = ensemble_metrics_from_sums(sums, by=layout.by).collect()
+    elif args.what == "calibration":
         from polars_fairmetrics.calibration import calibration_disparities
 
         cells = read_cells(
@@ -1778,6 +1962,12 @@ def build_monitor_parser(prog: str = "polars-fairmetrics monitor") -> argparse.A
     app.add_argument("--cells", action="store_true", help="also store score cells of --y-score")
     app.add_argument("--decimals", type=int, help="round scores in the cells to D places")
     app.add_argument(
+        "--ensemble",
+        nargs="+",
+        metavar="COL",
+        help="probability columns of an ensemble's models: also store the ensemble sums",
+    )
+    app.add_argument(
         "--if-exists",
         choices=("replace", "skip", "error"),
         default="replace",
@@ -1791,9 +1981,10 @@ def build_monitor_parser(prog: str = "polars-fairmetrics monitor") -> argparse.A
     aud.add_argument("--model", nargs="+", help="model(s) to audit (default: all)")
     aud.add_argument(
         "--what",
-        choices=("criteria", "disparities", "calibration"),
+        choices=("criteria", "disparities", "calibration", "stability"),
         default="criteria",
-        help="fairness criteria (default), metric disparities, or calibration (score cells)",
+        help="fairness criteria (default), metric disparities, calibration (score cells) or "
+        "ensemble stability (ensemble sums)",
     )
     aud.add_argument("--by-period", action="store_true", help="one result per period")
     aud.add_argument("--criteria", nargs="+", help="criteria to compute (default: all)")

@@ -13,10 +13,13 @@ caller; the report uses its display labels) and returns one ``<svg>`` element:
 - :func:`metric_bars_svg`: grouped bars, one cluster per metric, whiskers with intervals;
 - :func:`forest_svg`: a disparity forest plot of criteria values against parity;
 - :func:`curve_svg`: one line per group (PR and ROC curves);
-- :func:`histogram_svg` / :func:`binned_histogram_svg`: per-group histograms.
+- :func:`histogram_svg` / :func:`binned_histogram_svg`: per-group histograms;
+- :func:`reliability_figure` / :func:`reliability_svg`: a reliability diagram per group.
 
-This module does not know the report; the report's section plots
-(:mod:`polars_fairmetrics.report.plots`) are built from these blocks.
+:func:`figure_svg` renders any figure the same way: the report's section plots
+(:mod:`polars_fairmetrics.report.plots`) are the public figures of :mod:`polars_fairmetrics.figures`
+rendered with it. The ``*_svg`` blocks above remain for custom pages; this module does not know
+the report.
 """
 
 from __future__ import annotations
@@ -37,9 +40,12 @@ __all__ = [
     "available",
     "binned_histogram_svg",
     "curve_svg",
+    "figure_svg",
     "forest_svg",
     "histogram_svg",
     "metric_bars_svg",
+    "reliability_figure",
+    "reliability_svg",
 ]
 
 FOUR_FIFTHS: tuple[float, float] = (0.8, 1.25)
@@ -80,6 +86,20 @@ def _svg(fig: Any) -> str:
     text = text[start:]
     # drop comments (the writer's own) so nothing but the drawing remains
     return re.sub(r"<!--.*?-->", "", text, flags=re.S)
+
+
+def figure_svg(fig: Any) -> str:
+    """A matplotlib figure as one inline ``<svg>`` element (text kept as text, no timestamp).
+
+    The report renders the figures of :mod:`polars_fairmetrics.figures` with it.
+
+    Examples
+    --------
+    >>> from matplotlib.figure import Figure
+    >>> figure_svg(Figure(figsize=(2, 1))).startswith("<svg")
+    True
+    """
+    return _svg(fig)
 
 
 def _yerr(
@@ -250,6 +270,55 @@ def curve_svg(
     ax.legend(fontsize=7)
     ax.grid(alpha=0.3)
     return _svg(fig)
+
+
+def reliability_figure(
+    table: pl.DataFrame, *, title: str, group: str = "label", columns: int = 4
+) -> Any:
+    """Reliability diagrams, one panel per ``group``: the fraction of positives against the mean
+    score of each bin (a :func:`~polars_fairmetrics.reliability_curve` table), interval whiskers
+    when the table has ``ci_low`` / ``ci_high``, the diagonal of perfect calibration.
+
+    Returns a ``matplotlib.figure.Figure`` (no pyplot state), ``columns`` panels a row.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> t = pl.DataFrame({"label": ["a", "a", "b"], "mean_predicted": [0.2, 0.8, 0.5],
+    ...                   "fraction_positive": [0.1, 0.9, 0.4]})
+    >>> len(reliability_figure(t, title="Reliability").axes)
+    2
+    """
+    groups = list(dict.fromkeys(table[group].to_list()))
+    ncols = max(1, min(columns, len(groups)))
+    nrows = max(1, -(-len(groups) // ncols))
+    fig = _figure(2.5 * ncols + 0.6, 2.5 * nrows + 0.7)
+    axes = fig.subplots(nrows, ncols, squeeze=False, sharex=True, sharey=True)
+    has_ci = "ci_low" in table.columns and "ci_high" in table.columns
+    flat = list(axes.flat)
+    for ax, g in zip(flat, groups, strict=False):
+        part = table.filter(
+            pl.col(group).eq_missing(g) & pl.col("fraction_positive").is_not_null()
+        ).sort("mean_predicted")
+        x, y = part["mean_predicted"].to_list(), part["fraction_positive"].to_list()
+        ax.plot([0, 1], [0, 1], color="grey", linewidth=0.7, linestyle="--")
+        err = _yerr(y, part["ci_low"].to_list(), part["ci_high"].to_list()) if has_ci else None
+        ax.errorbar(x, y, yerr=err, marker="o", markersize=3, capsize=2, linewidth=1.2)
+        ax.set_xlim(-0.02, 1.02)
+        ax.set_ylim(-0.02, 1.02)
+        ax.set_title(_label(g), fontsize=8)
+        ax.grid(alpha=0.3)
+    for ax in flat[len(groups) :]:
+        fig.delaxes(ax)
+    fig.suptitle(_label(title), fontsize=10)
+    fig.supxlabel("mean predicted probability", fontsize=8)
+    fig.supylabel("fraction of positives", fontsize=8)
+    return fig
+
+
+def reliability_svg(table: pl.DataFrame, *, title: str, group: str = "label") -> str:
+    """:func:`reliability_figure` as an ``<svg>`` element."""
+    return _svg(reliability_figure(table, title=title, group=group))
 
 
 def histogram_svg(

@@ -1,7 +1,10 @@
 """Plots of the measure-properties analysis (the paper's Figures 3–7); matplotlib is optional.
 
 Install the extra with ``pip install polars_fairmetrics[plot]``. matplotlib is imported inside
-each function, so importing this module never requires it.
+each function, so importing this module never requires it. Each function returns a
+``matplotlib.figure.Figure`` built without pyplot (no global state, the backend untouched), with
+the readability rules of :mod:`polars_fairmetrics.figures`: the shared width, text of at least
+9 pt, legends outside the panels.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ import numpy as np
 import polars as pl
 
 from polars_fairmetrics.exceptions import InvalidOptionError
+from polars_fairmetrics.figures import FIGURE_DPI, FIGURE_WIDTH, rc_context
 from polars_fairmetrics.properties import MEASURE_ABBREVIATIONS, MEASURES
 
 if TYPE_CHECKING:
@@ -20,18 +24,16 @@ if TYPE_CHECKING:
 __all__ = ["plot_histogram_grid", "plot_perfect_fairness", "plot_undefined"]
 
 
-def _pyplot() -> Any:
+def _figure(height: float) -> Figure:
+    """A figure of the shared width and dpi (:mod:`polars_fairmetrics.figures`), no pyplot."""
     try:
-        import matplotlib
-
-        matplotlib.use("Agg", force=False)
-        import matplotlib.pyplot as plt
+        from matplotlib.figure import Figure
     except ImportError as exc:  # pragma: no cover - depends on the environment
         raise ImportError(
             "plotting needs matplotlib: install the optional extra with "
             "`pip install polars_fairmetrics[plot]`"
         ) from exc
-    return plt
+    return Figure(figsize=(FIGURE_WIDTH, height), dpi=FIGURE_DPI, layout="constrained")
 
 
 def plot_histogram_grid(pmf: pl.DataFrame, measure: str, *, bins: int = 109) -> Figure:
@@ -63,16 +65,24 @@ def plot_histogram_grid(pmf: pl.DataFrame, measure: str, *, bins: int = 109) -> 
     """
     if measure not in MEASURES:
         raise InvalidOptionError(f"unknown measure {measure!r}; choose from {list(MEASURES)}")
-    plt = _pyplot()
     sub = pmf.filter(pl.col("metric") == measure)
     if sub.height == 0:
         raise InvalidOptionError(f"the PMF frame has no rows for {measure!r}")
     n = int(sub["n"][0])
     ks = sorted(set(sub["positives"].to_list()))
     ms = sorted(set(sub["protected"].to_list()))
-    fig, axes = plt.subplots(
-        len(ks), len(ms), figsize=(2.4 * len(ms), 1.9 * len(ks)), squeeze=False, sharey="row"
-    )
+    with rc_context():
+        fig = _figure(1.5 * len(ks) + 0.8)
+        axes = fig.subplots(len(ks), len(ms), squeeze=False, sharey="row")
+        _grid(axes, sub, ks, ms, n, bins)
+        fig.suptitle(
+            f"{measure.replace('_', ' ').title()} — PMF per cell, n = {n} "
+            "(red: probability of an undefined value)"
+        )
+    return fig
+
+
+def _grid(axes: Any, sub: pl.DataFrame, ks: list[Any], ms: list[Any], n: int, bins: int) -> None:
     for i, k in enumerate(ks):
         for j, m in enumerate(ms):
             ax = axes[i][j]
@@ -91,25 +101,26 @@ def plot_histogram_grid(pmf: pl.DataFrame, measure: str, *, bins: int = 109) -> 
                 ax.bar(hi + 3 * width, p_undef, width=3 * width, color="#c0392b")
             else:
                 ax.bar(0.0, p_undef, width=0.1, color="#c0392b")
-            ax.tick_params(labelsize=6)
+            ax.locator_params(axis="x", nbins=2)
+            ax.locator_params(axis="y", nbins=3)
             if i == 0:
-                ax.set_title(f"GR = {m}/{n}", fontsize=8)
+                ax.set_title(f"GR = {m}/{n}")
             if j == 0:
-                ax.set_ylabel(f"IR = {k}/{n}", fontsize=8)
-    fig.suptitle(
-        f"{measure.replace('_', ' ').title()} — PMF per cell, n = {n} "
-        "(red: probability of an undefined value)",
-        fontsize=10,
-    )
-    fig.tight_layout()
-    out: Figure = fig
-    return out
+                ax.set_ylabel(f"IR = {k}/{n}")
 
 
 def _lines(marginals: tuple[pl.DataFrame, pl.DataFrame], column: str, title: str) -> Figure:
-    plt = _pyplot()
+    with rc_context():
+        fig = _figure(4.2)
+        _draw_lines(fig, marginals, column, title)
+    return fig
+
+
+def _draw_lines(
+    fig: Figure, marginals: tuple[pl.DataFrame, pl.DataFrame], column: str, title: str
+) -> None:
     by_ir, by_gr = marginals
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4), sharey=True)
+    axes = fig.subplots(1, 2, sharey=True)
     for ax, frame, key in ((axes[0], by_ir, "ir"), (axes[1], by_gr, "gr")):
         for measure in MEASURES:
             sub = frame.filter(pl.col("metric") == measure).sort(key)
@@ -131,10 +142,8 @@ def _lines(marginals: tuple[pl.DataFrame, pl.DataFrame], column: str, title: str
         ax.set_xlabel(key.upper())
         ax.grid(alpha=0.3)
     axes[0].set_ylabel(title)
-    axes[1].legend(fontsize=8)
-    fig.tight_layout()
-    out: Figure = fig
-    return out
+    handles, labels = axes[1].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside right upper", frameon=False)
 
 
 def plot_perfect_fairness(by_ir: pl.DataFrame, by_gr: pl.DataFrame) -> Figure:

@@ -40,6 +40,8 @@ FRAME_METHODS: list[tuple[str, str]] = [
     ("ensemble", "ensemble_sample_metrics"),
     ("ensemble", "ensemble_labels"),
     ("ensemble", "ensemble_group_metrics"),
+    ("ensemble", "ensemble_group_sums"),
+    ("ensemble", "ensemble_metrics_from_sums"),
     ("ensemble", "ensemble_disparities"),
     ("weights", "with_importance_weights"),
     ("weights", "with_bias_adjusted_weights"),

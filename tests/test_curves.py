@@ -410,7 +410,8 @@ def test_plot_needs_the_plot_extra(monkeypatch: pytest.MonkeyPatch) -> None:
     import sys
 
     curve = pfm.roc_curve(pl.DataFrame({"y": [1, 0], "s": [0.9, 0.1]}), y_true="y", y_score="s")
-    monkeypatch.setitem(sys.modules, "matplotlib.pyplot", None)
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    monkeypatch.setitem(sys.modules, "matplotlib.figure", None)
     with pytest.raises(ImportError, match=r"polars_fairmetrics\[plot\]"):
         pfm.plot_curves(curve)
 

@@ -1831,6 +1831,48 @@ CATALOG: list[Entry] = [
         check=_report_hostile_names,
         requires="report",
     ),
+    Entry(
+        "plot_missing_column",
+        "a figure of a table without a column it draws (`plot_group_metrics` of a table without "
+        '`value`, `plot_disparities(column="ratio")` without `ratio`)',
+        "error naming the column and the columns the table has, before anything is collected",
+        base(),
+        lambda d: _mod("figures").plot_group_metrics(
+            pfm.group_metrics(d, y_true="y", y_pred="p", by="g").drop("value")
+        ),
+        ColumnNotFoundError,
+        r"plot_group_metrics needs a column 'value', which the table lacks",
+        "build",
+        requires="figures",
+    ),
+    Entry(
+        "plot_curves_missing_curve",
+        '`plot_curves(kind="pr")` of a `roc_curve` table',
+        "error naming the missing column `precision`",
+        base(p=[0.9, 0.2, 0.4, 0.6, 0.8]),
+        lambda d: _mod("figures").plot_curves(
+            pfm.roc_curve(d, y_true="y", y_score="p", by="g"), kind="pr"
+        ),
+        ColumnNotFoundError,
+        r"plot_curves needs a column 'precision'",
+        "build",
+        requires="figures",
+    ),
+    Entry(
+        "plot_ensemble_wrong_model_count",
+        "a label-stability histogram with `n_models=` that cannot give the table's values",
+        "error naming the value and the model counts: the bins are the values |2k − m| / m",
+        base(q1=[0.9] * 5, q2=[0.8] * 5, q3=[0.1] * 5),
+        lambda d: _mod("figures").plot_ensemble(
+            None,
+            samples=pfm.ensemble_sample_metrics(d, models=["q1", "q2", "q3"], keep=["g"]),
+            n_models=4,
+        ),
+        InvalidOptionError,
+        r"label stability 0\.333\d* is not a value \|2k - m\| / m for m in 4 models",
+        "build",
+        requires="figures",
+    ),
 ]
 """Every catalogued input. Entries for capabilities merged later are appended here."""
 

@@ -53,6 +53,8 @@ def test_lazy_names_resolve() -> None:
     assert "numpy" in loaded_after("from polars_fairmetrics import roc_auc")
     assert "pyarrow" not in loaded_after("from polars_fairmetrics import spark_group_metrics")
     assert "matplotlib" not in loaded_after("import polars_fairmetrics as p; p.plot_curves")
+    names = "p.plot_group_metrics, p.plot_disparities, p.plot_ensemble, p.plot_curves"
+    assert "matplotlib" not in loaded_after(f"import polars_fairmetrics as p; {names}")
     for name in pfm.__all__:
         assert getattr(pfm, name) is not None, name
         assert name in dir(pfm)

@@ -52,6 +52,9 @@ def test_every_public_frame_function_has_a_method() -> None:
         "load_compas",
         "pooled_curve",
         "plot_curves",
+        "plot_group_metrics",
+        "plot_disparities",
+        "plot_ensemble",
         "deployment_factors",
         "audit",
     }

@@ -107,6 +107,7 @@ def _store() -> str:
             y_pred="p",
             y_score="s",
             by=KEYS,
+            ensemble=MODELS,
         )
     return path
 
@@ -290,6 +291,25 @@ REGISTRY: list[Entry] = [
         ("g", "h"),
     ),
     Entry(
+        "read_ensemble_sums",
+        lambda **k: pfm.read_ensemble_sums(_store()).collect(),
+        "ensemble_sums",
+        ("g", "h"),
+    ),
+    Entry(
+        "ensemble_group_sums",
+        lambda **k: pfm.ensemble_group_sums(ROWS, models=MODELS, by=KEYS, separately=True),
+        "ensemble_sums",
+        ("g", "h"),
+    ),
+    Entry(
+        "ensemble_metrics_from_sums",
+        lambda **k: pfm.ensemble_metrics_from_sums(
+            pfm.ensemble_group_sums(ROWS, models=MODELS, by="g", weight="w")
+        ),
+        "values",
+    ),
+    Entry(
         "period_criteria",
         lambda **k: pfm.period_criteria(_period_counts(), n_resamples=20, **k),
         "comparisons",
@@ -422,6 +442,9 @@ NOT_TABLES = {
     "gap_gate",
     "plot_trend",
     "plot_reliability",
+    "plot_group_metrics",
+    "plot_disparities",
+    "plot_ensemble",
     # one number each, as fairlearn defines them (tests/test_fairlearn_compat.py)
     "demographic_parity_difference",
     "demographic_parity_ratio",
@@ -567,6 +590,10 @@ def _check(frame: pl.DataFrame, entry: Entry) -> None:
         assert list(frame.columns[len(keys) : len(keys) + 3]) == ["bin", "bin_low", "bin_high"]
         assert frame.schema["bin"] == pl.Int64
         assert {"mean_predicted", "fraction_positive", "n", "positives"} <= set(frame.columns)
+    elif entry.kind == "ensemble_sums":
+        allowed |= {"metric", "value_sum", "n", "n_null", "n_w"}
+        assert {"metric", "value_sum", "n", "n_null"} <= set(frame.columns)
+        assert frame.schema["value_sum"] == pl.Float64
     elif entry.kind == "changes":
         allowed |= {"metric", "value", "n", "n_null", "reference", *CHANGE_COLUMNS}
         assert {"metric", "value", "baseline", "current", "baseline_n"} <= set(frame.columns)

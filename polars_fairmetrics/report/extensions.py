@@ -20,12 +20,12 @@ import polars as pl
 
 from polars_fairmetrics._validate import threshold_grid
 from polars_fairmetrics.counts import confusion_counts, count_columns
+from polars_fairmetrics.figures import label_stability_values
 from polars_fairmetrics.metrics import safe_div
 from polars_fairmetrics.report.intervals import MAX_REPLICATE_ROWS, add_intervals, interval_note
 from polars_fairmetrics.report.model import Section
 from polars_fairmetrics.report.options import (
     DEPLOYMENT_AUDIT_METRICS,
-    STABILITY_BINS,
     STABILITY_METRICS,
 )
 from polars_fairmetrics.report.sections import AuditContext, SectionBuilder, left_out_note
@@ -102,13 +102,11 @@ def _stability_frames(ctx: AuditContext) -> tuple[pl.DataFrame, pl.DataFrame] | 
     from polars_fairmetrics.ensemble import ensemble_group_metrics, ensemble_sample_metrics
 
     lead = _lead(ctx)
-    b = STABILITY_BINS
     means: list[pl.LazyFrame] = []
     hists: list[pl.LazyFrame] = []
     rows = ensemble_sample_metrics(
         ctx.data, models=list(models), keep=list(ctx.spec.keys), metrics="label_stability"
     )
-    bin_expr = (pl.col("label_stability") * b).floor().clip(0, b - 1).cast(pl.Int64)
     for attribute in ctx.spec.attributes:
         keys = list(ctx.spec.keys_of(attribute))
         table = ensemble_group_metrics(
@@ -122,26 +120,43 @@ def _stability_frames(ctx: AuditContext) -> tuple[pl.DataFrame, pl.DataFrame] | 
         means.append(_keyed(table, ctx, attribute).select(*lead, "metric", "value", "n", "n_null"))
         hist = (
             rows.filter(pl.col("label_stability").is_not_null())
-            .group_by(*keys, bin_expr.alias("bin"))
+            .group_by(*keys, "n_models", "label_stability")
             .agg(pl.len().cast(pl.Int64).alias("count"))
         )
-        hists.append(_keyed(hist, ctx, attribute).select(*lead, "bin", "count"))
+        hists.append(
+            _keyed(hist, ctx, attribute).select(*lead, "n_models", "label_stability", "count")
+        )
     done = pl.collect_all([*means, *hists])
     mean_table = _in_attribute_order(
         finish(pl.concat(done[: len(means)]), keys=list(ctx.spec.keys), order=STABILITY_METRICS),
         ctx,
     )
     counted = pl.concat(done[len(means) :])
-    # every bin of every group, zeros included (a histogram shows its empty bins)
+    # one bin per value label stability can take with the models that predicted a row
+    # (|2k - m| / m): every value of every group, zeros included, and no bin empty by
+    # construction (the figure's bins: polars_fairmetrics.figures.label_stability_values)
+    values = label_stability_values(
+        sorted(int(m) for m in counted["n_models"].unique().drop_nulls().to_list()) or [len(models)]
+    )
+    index = {round(v, 9): v for v in values}
+    counted = (
+        counted.with_columns(
+            pl.col("label_stability")
+            .round(9)
+            .replace_strict(index, default=None, return_dtype=pl.Float64)
+            .alias("value")
+        )
+        .group_by(*lead, "value")
+        .agg(pl.col("count").sum())
+    )
     groups = mean_table.select(lead).unique(maintain_order=True)
-    grid = groups.join(pl.DataFrame({"bin": list(range(b))}, schema={"bin": pl.Int64}), how="cross")
+    grid = groups.join(pl.DataFrame({"value": values}, schema={"value": pl.Float64}), how="cross")
     hist_table = (
-        grid.join(counted, on=[*lead, "bin"], how="left", nulls_equal=True, maintain_order="left")
+        grid.join(counted, on=[*lead, "value"], how="left", nulls_equal=True, maintain_order="left")
         .select(
             *lead,
             pl.lit("label_stability").alias("metric"),
-            (pl.col("bin") / b).alias("bin_left"),
-            ((pl.col("bin") + 1) / b).alias("bin_right"),
+            "value",
             pl.col("count").fill_null(0),
         )
         .with_columns(
@@ -239,9 +254,9 @@ def _stability_distribution(ctx: AuditContext) -> Section | None:
     return Section(
         "stability_distribution",
         "Label stability distribution",
-        f"Rows per group in {STABILITY_BINS} equal bins of per-row label stability over "
-        "[0, 1] (bin_left ≤ value < bin_right; 1.0 falls in the last bin) and their share of "
-        "the group's rows with a defined value.",
+        "Rows per group at each value per-row label stability can take, |2k − m| / m for m "
+        "models of which k vote 1 (value), and their share of the group's rows with a "
+        "defined value.",
         frames[1],
         (),
         ctx.spec.keys,

@@ -1,11 +1,14 @@
 r"""The findings summary: what a report found, in plain words, shown first by every renderer.
 
-Four kinds of finding, each pointing at the section that holds its numbers:
+Five kinds of finding, each pointing at the section that holds its numbers:
 
 * **disparity** — the :data:`MAX_DISPARITIES` largest gaps of the ``disparities`` section (by
   ``|difference|``, groups with enough support first), each with its interval when the report
   has intervals and whether that interval *excludes parity* (difference 0, ratio 1): an interval
   that excludes parity means the gap is unlikely to be resampling noise.
+* **calibration** — the calibration gaps (expected calibration error, calibration-in-the-large,
+  calibration slope against the reference) of the ``calibration`` section whose interval
+  excludes 0, largest first (at most :data:`MAX_DISPARITIES`; only with intervals);
 * **gate** — every failed gate recorded by :meth:`~polars_fairmetrics.report.Report.check`.
 * **small** — groups too small to judge: fewer than :data:`MIN_SUPPORT` rows in some metric's
   denominator (``support``), so their values swing widely from sample to sample.
@@ -56,7 +59,7 @@ class Finding:
     Attributes
     ----------
     kind
-        ``"disparity"``, ``"gate"``, ``"small"`` or ``"undefined"``.
+        ``"disparity"``, ``"calibration"``, ``"gate"``, ``"small"`` or ``"undefined"``.
     text
         The finding in plain words (visible text: renderers escape it).
     section
@@ -148,6 +151,37 @@ def _disparity_findings(report: Contents) -> list[Finding]:
     return [Finding("disparity", t, "disparities") for _, t in rows[:MAX_DISPARITIES]]
 
 
+def _calibration_findings(report: Contents) -> list[Finding]:
+    if "calibration" not in report:
+        return []
+    s = report.section("calibration")
+    table = s.table
+    need = {"metric", "value", "reference_value", "difference", "is_reference"}
+    need |= {"difference_ci_low", "difference_ci_high"}
+    if not need <= set(table.columns):
+        return []
+    rows: list[tuple[float, str]] = []
+    for _, own, part in attribute_parts(table, s.keys):
+        gaps = part.filter(
+            ~pl.col("is_reference").fill_null(False)
+            & ((pl.col("difference_ci_low") > 0) | (pl.col("difference_ci_high") < 0))
+        )
+        for r in gaps.iter_rows(named=True):
+            level = r.get("ci_level")
+            name = f"{100 * level:g}% interval" if level is not None else "interval"
+            text = (
+                f"Calibration gap, {_words(str(r['metric']))}: {_label(r, own)} "
+                f"{sig(r['value'])} against {sig(r['reference_value'])} for the reference "
+                f"({r.get('reference') or 'reference'}), a difference of "
+                f"{'+' if r['difference'] > 0 else ''}{sig(r['difference'])} ({name} "
+                f"{sig(r['difference_ci_low'])} to {sig(r['difference_ci_high'])}). The interval "
+                "excludes 0: the group's scores are not calibrated like the reference's."
+            )
+            rows.append((-abs(r["difference"]), text))
+    rows.sort(key=lambda t: t[0])
+    return [Finding("calibration", t, "calibration") for _, t in rows[:MAX_DISPARITIES]]
+
+
 def _small_findings(report: Contents) -> list[Finding]:
     name = "metrics" if "metrics" in report else None
     if name is None:
@@ -221,8 +255,8 @@ def _gate_section(report: Contents, name: str) -> str:
 
 
 def findings(report: Contents) -> list[Finding]:
-    """The findings of a report: failed gates, the largest disparities, groups too small to
-    judge, undefined values (in that order).
+    """The findings of a report: failed gates, the largest disparities, calibration gaps whose
+    interval excludes 0, groups too small to judge, undefined values (in that order).
 
     Examples
     --------
@@ -240,6 +274,7 @@ def findings(report: Contents) -> list[Finding]:
     return [
         *_gate_findings(report),
         *_disparity_findings(report),
+        *_calibration_findings(report),
         *_small_findings(report),
         *_undefined_findings(report),
     ]

@@ -19,6 +19,9 @@ from polars_fairmetrics.exceptions import InvalidOptionError
 from polars_fairmetrics.metrics import METRICS, resolve_metric
 
 __all__ = [
+    "CALIBRATION_BINNINGS",
+    "CALIBRATION_BINS",
+    "CALIBRATION_DECIMALS",
     "CI_METHODS",
     "CURVE_BINS",
     "DEFAULT_AUDIT_CRITERIA",
@@ -26,7 +29,6 @@ __all__ = [
     "DEPLOYMENT_AUDIT_METRICS",
     "MAX_CURVE_BINS",
     "MAX_RESAMPLES",
-    "STABILITY_BINS",
     "STABILITY_METRICS",
     "AuditOptions",
     "Engine",
@@ -37,6 +39,9 @@ Engine: TypeAlias = Literal["auto", "in-memory", "streaming"]
 
 IntervalMethod: TypeAlias = Literal["percentile", "basic", "bca"]
 """Bootstrap interval methods."""
+
+CalibrationBinning: TypeAlias = Literal["uniform", "quantile"]
+"""Bins of the calibration section: equal width on [0, 1], or at each group's score quantiles."""
 
 DEFAULT_AUDIT_METRICS: tuple[str, ...] = (
     "selection_rate",
@@ -78,8 +83,15 @@ STABILITY_METRICS: tuple[str, ...] = (
 )
 """Ensemble metrics of the ``stability`` section (per-group means of per-row values)."""
 
-STABILITY_BINS = 10
-"""Bins of the label-stability histogram (``stability_distribution`` section) over [0, 1]."""
+CALIBRATION_BINS = 10
+"""Default bins of the calibration section (expected calibration error, reliability curves)."""
+
+CALIBRATION_BINNINGS: tuple[str, ...] = ("uniform", "quantile")
+"""Binnings of ``calibration_binning=`` (those of :func:`~polars_fairmetrics.reliability_curve`)."""
+
+CALIBRATION_DECIMALS = 4
+"""Default rounding of the scores in the calibration section's score cells (at most
+:math:`10^4 + 1` cells per group: the table stays small whatever the row count)."""
 
 DEPLOYMENT_AUDIT_METRICS: tuple[str, ...] = (
     "positive_predictive_value",
@@ -150,6 +162,10 @@ class AuditOptions:
     curves: bool | None = None
     curve_bins: int | None = None
     deploy_positive_rate: float | None = None
+    calibration: bool | None = None
+    calibration_bins: int | None = None
+    calibration_binning: CalibrationBinning = "uniform"
+    calibration_decimals: int | None = CALIBRATION_DECIMALS
 
     def __post_init__(self) -> None:
         by = _names(self.by, "by")
@@ -191,6 +207,7 @@ class AuditOptions:
         if self.models is not None and not self.models:
             raise InvalidOptionError("models= is an empty list")
         self._check_curves()
+        self._check_calibration()
         rate = self.deploy_positive_rate
         if rate is not None and (not _is_number(rate) or not 0.0 < float(rate) < 1.0):
             raise InvalidOptionError(
@@ -254,6 +271,44 @@ class AuditOptions:
                 "high) or curves=False"
             )
 
+    def _check_calibration(self) -> None:
+        if self.calibration is not None and not isinstance(self.calibration, bool):
+            raise InvalidOptionError(
+                f"calibration must be True, False or None, got {self.calibration!r}"
+            )
+        if self.calibration and self.y_score is None:
+            raise InvalidOptionError(
+                "calibration=True needs y_score= (calibration compares scores with outcomes)"
+            )
+        if self.calibration and tuple(self.score_bounds or ()) != (0.0, 1.0):
+            raise InvalidOptionError(
+                "calibration=True needs probability scores: score_bounds=(0, 1), got "
+                f"{self.score_bounds!r}"
+            )
+        bins = self.calibration_bins
+        if bins is not None:
+            if not _is_int(bins) or not 1 <= bins <= MAX_CURVE_BINS:
+                raise InvalidOptionError(
+                    f"calibration_bins must be a positive integer of at most {MAX_CURVE_BINS}, "
+                    f"got {bins!r}"
+                )
+        if self.calibration_binning not in CALIBRATION_BINNINGS:
+            raise InvalidOptionError(
+                f"calibration_binning must be one of {', '.join(CALIBRATION_BINNINGS)}, got "
+                f"{self.calibration_binning!r}"
+            )
+        decimals = self.calibration_decimals
+        if decimals is not None and (not _is_int(decimals) or not 0 <= decimals <= 15):
+            raise InvalidOptionError(
+                f"calibration_decimals must be an integer from 0 to 15 or None, got {decimals!r}"
+            )
+        changed = bins is not None or self.calibration_binning != "uniform"
+        if changed and not self.with_calibration:
+            raise InvalidOptionError(
+                "calibration_bins= / calibration_binning= without the calibration section: pass "
+                "y_score= with probability scores (and not calibration=False)"
+            )
+
     # resolved values ------------------------------------------------------------------------
 
     @property
@@ -310,6 +365,19 @@ class AuditOptions:
         """Grid steps of the curves."""
         return self.curve_bins if self.curve_bins is not None else CURVE_BINS
 
+    @property
+    def with_calibration(self) -> bool:
+        """Whether the calibration sections are built (default: with probability scores, i.e.
+        ``y_score`` and ``score_bounds=(0, 1)``)."""
+        if self.calibration is not None:
+            return self.calibration
+        return self.y_score is not None and tuple(self.score_bounds or ()) == (0.0, 1.0)
+
+    @property
+    def calibration_grid(self) -> int:
+        """Bins of the calibration section."""
+        return self.calibration_bins if self.calibration_bins is not None else CALIBRATION_BINS
+
     def to_dict(self) -> dict[str, Any]:
         """The resolved options as JSON-compatible values (a report's ``inputs``)."""
         reference: Any = self.reference
@@ -348,6 +416,10 @@ class AuditOptions:
             out["curve_bins"] = self.curve_grid
         if self.deploy_positive_rate is not None:
             out["deploy_positive_rate"] = float(self.deploy_positive_rate)
+        if self.with_calibration:
+            out["calibration_bins"] = self.calibration_grid
+            out["calibration_binning"] = self.calibration_binning
+            out["calibration_decimals"] = self.calibration_decimals
         return out
 
 

@@ -21,11 +21,14 @@ from polars_fairmetrics._validate import schema_of
 from polars_fairmetrics.counts import confusion_counts
 from polars_fairmetrics.disparity import Reference
 from polars_fairmetrics.exceptions import InvalidOptionError
+from polars_fairmetrics.report.calibration_sections import CALIBRATION_BUILDERS
 from polars_fairmetrics.report.document import Report
 from polars_fairmetrics.report.extensions import EXTENSION_BUILDERS
 from polars_fairmetrics.report.options import (
+    CALIBRATION_DECIMALS,
     FIELD_DEFAULTS,
     AuditOptions,
+    CalibrationBinning,
     Engine,
     IntervalMethod,
 )
@@ -86,7 +89,7 @@ def run_audit(
         extra=dict(extra or {}),
         progress=progress,
     )
-    for builder in (*CORE_BUILDERS, *EXTENSION_BUILDERS, *extra_sections):
+    for builder in (*CORE_BUILDERS, *EXTENSION_BUILDERS, *CALIBRATION_BUILDERS, *extra_sections):
         section = builder(ctx)
         if section is not None:
             ctx.sections[section.name] = section
@@ -128,6 +131,10 @@ def audit(
     curves: bool | None = None,
     curve_bins: int | None = None,
     deploy_positive_rate: float | None = None,
+    calibration: bool | None = None,
+    calibration_bins: int | None = None,
+    calibration_binning: CalibrationBinning = "uniform",
+    calibration_decimals: int | None = CALIBRATION_DECIMALS,
     progress: Callable[[str], None] | None = None,
     extra_sections: Sequence[SectionBuilder] = (),
     extra: Mapping[str, Any] | None = None,
@@ -196,6 +203,16 @@ def audit(
         Share of positives expected in deployment, strictly between 0 and 1: adds the
         ``deployment`` section (precision, NPV, F1, accuracy at that class ratio; no extra
         scan).
+    calibration, calibration_bins, calibration_binning, calibration_decimals
+        With probability scores (``y_score`` and ``score_bounds=(0, 1)``): the
+        ``calibration`` section (per-group expected calibration error, calibration-in-the-large
+        and calibration slope, their differences and ratios against the reference, with
+        intervals when ``intervals`` is given) and the ``reliability`` section (per-group
+        reliability curves and their plot), from one more scan into score cells
+        (:func:`~polars_fairmetrics.score_cells`, scores rounded to ``calibration_decimals``
+        places, default 4; ``None``: exact). ``calibration_bins`` bins (default 10),
+        ``"uniform"`` (equal width) or ``"quantile"`` (equal counts per group). Default: on
+        with probability scores; ``calibration=False`` turns it off.
     progress
         Called with a short text before each long step (the CLI shows it on stderr).
     extra_sections, extra
@@ -240,6 +257,10 @@ def audit(
         "curves": curves,
         "curve_bins": curve_bins,
         "deploy_positive_rate": deploy_positive_rate,
+        "calibration": calibration,
+        "calibration_bins": calibration_bins,
+        "calibration_binning": calibration_binning,
+        "calibration_decimals": calibration_decimals,
     }
     if options is not None:
         given = [k for k, v in keywords.items() if v != FIELD_DEFAULTS[k]]

@@ -1,23 +1,33 @@
-"""The plots of a report's sections, as inline SVG, from :mod:`polars_fairmetrics.plot`'s blocks.
+"""The plots of a report's sections: the public figures of :mod:`polars_fairmetrics.figures`,
+rendered to inline SVG, so a notebook and the report look the same.
 
-- ``metrics`` and ``stability``: per-group bars, one figure per attribute, with interval whiskers
-  when the section has ``ci_low`` / ``ci_high``;
-- ``criteria``: a disparity forest plot per attribute (differences against the reference, with
-  a line at 0; disparate impact on its own axis with the four-fifths band 0.8–1.25), the
-  reference group itself left out (it is at parity by construction);
-- ``stability_distribution``: each group's label-stability histogram (outlines of its share);
-- ``curves``: one ROC and one precision-recall plot per attribute.
+One figure per attribute and section:
 
-Groups are named by their display labels (:func:`~polars_fairmetrics.report.text.group_label`).
+- ``metrics``: :func:`~polars_fairmetrics.plot_group_metrics` (bars, interval whiskers when the
+  section has ``ci_low`` / ``ci_high``);
+- ``criteria``: :func:`~polars_fairmetrics.plot_disparities` (a forest plot against parity with
+  the reference bands: ±0.1 for a difference, 0.8–1.25 for disparate impact; the reference group
+  itself, at parity by construction, left out);
+- ``stability``: :func:`~polars_fairmetrics.plot_ensemble` (each ensemble metric on its own
+  axis);
+- ``stability_distribution``: the label-stability histogram of
+  :func:`~polars_fairmetrics.plot_ensemble`, one bin per value label stability can take;
+- ``curves``: :func:`~polars_fairmetrics.plot_curves` (ROC and precision-recall side by side,
+  AUC / AP of the drawn grid curves in the legend);
+- ``reliability``: a reliability diagram per group
+  (:func:`~polars_fairmetrics.plot.reliability_figure`, one panel each).
+
+Groups are named by their display labels (as :func:`~polars_fairmetrics.report.text.group_label`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
+from typing import Any
 
 import polars as pl
 
-from polars_fairmetrics import plot
+from polars_fairmetrics import figures, plot
 from polars_fairmetrics.report.model import Section
 from polars_fairmetrics.report.tables import attribute_parts
 from polars_fairmetrics.report.text import group_label
@@ -27,72 +37,85 @@ __all__ = ["PLOTTERS", "section_figures"]
 _LABEL = "_pfm_label"
 
 
-def _labelled(part: pl.DataFrame, keys: Sequence[str]) -> pl.DataFrame:
-    labels = [group_label({k: r[k] for k in keys}) for r in part.iter_rows(named=True)]
-    return part.with_columns(pl.Series(_LABEL, labels, dtype=pl.String))
-
-
-def _parts(section: Section) -> list[tuple[str, pl.DataFrame]]:
-    """(attribute name, rows with a label column) per attribute."""
+def _parts(section: Section) -> list[tuple[str, list[str], pl.DataFrame]]:
+    """(attribute name, its key columns, its rows with only those keys) per attribute."""
     keys = [k for k in section.keys if k in section.table.columns]
     out = []
     for attribute, own, part in attribute_parts(section.table, keys):
         name = attribute if attribute is not None else " × ".join(own)
-        out.append((name, _labelled(part, [k for k in own if k in part.columns])))
+        mine = [k for k in own if k in part.columns]
+        drop = [c for c in ("attribute", *keys) if c in part.columns and c not in mine]
+        out.append((name, mine, part.drop(drop)))
+    return out
+
+
+def _svg(fig: Any) -> str:
+    out = plot.figure_svg(fig)
+    fig.clear()
     return out
 
 
 def _bars(section: Section) -> list[str]:
     return [
-        plot.metric_bars_svg(part, title=f"{section.title} by {a}", label=_LABEL)
-        for a, part in _parts(section)
+        _svg(figures.plot_group_metrics(part, by=keys, title=f"{section.title} by {a}"))
+        for a, keys, part in _parts(section)
     ]
 
 
 def _forest(section: Section) -> list[str]:
     out = []
-    for a, part in _parts(section):
+    for a, keys, part in _parts(section):
         if "is_reference" in part.columns:
             part = part.filter(~pl.col("is_reference").fill_null(False))
         if part.height:
-            out.append(plot.forest_svg(part, title=f"Fairness criteria by {a}", label=_LABEL))
+            fig = figures.plot_disparities(part, by=keys, title=f"Fairness criteria by {a}")
+            out.append(_svg(fig))
     return out
 
 
-def _histograms(section: Section) -> list[str]:
+def _ensemble(section: Section) -> list[str]:
     return [
-        plot.binned_histogram_svg(
-            part,
-            left="bin_left",
-            right="bin_right",
-            count="share",
-            group=_LABEL,
-            ylabel="share of the group's rows",
-            title=f"Label stability by {a}",
-            xlabel="label stability (1 = all models agree)",
-        )
-        for a, part in _parts(section)
+        _svg(figures.plot_ensemble(part, by=keys, title=f"{section.title} by {a}"))
+        for a, keys, part in _parts(section)
     ]
+
+
+def _histograms(section: Section) -> list[str]:
+    out = []
+    for a, keys, part in _parts(section):
+        if part["count"].sum() == 0:
+            continue
+        # the section lists every value label stability can take (zeros included): its values
+        # are the bins
+        fig = figures.plot_ensemble(
+            None,
+            samples=part.select(*keys, pl.col("value").alias("label_stability"), "count"),
+            by=keys,
+            weight="count",
+            title=f"Label stability by {a}",
+        )
+        out.append(_svg(fig))
+    return out
 
 
 def _curves(section: Section) -> list[str]:
     out = []
-    for a, part in _parts(section):
+    for a, keys, part in _parts(section):
         part = part.filter(pl.col("threshold").is_finite() | (pl.col("recall") == 0))
-        roc = part.filter(pl.col("fpr").is_not_null() & pl.col("tpr").is_not_null())
-        pr = part.filter(pl.col("precision").is_not_null() & pl.col("recall").is_not_null())
-        if roc.height:
-            out.append(
-                plot.curve_svg(
-                    roc, x="fpr", y="tpr", title=f"ROC by {a}", group=_LABEL, diagonal=True
-                )
-            )
-        if pr.height:
-            out.append(
-                plot.curve_svg(
-                    pr, x="recall", y="precision", title=f"Precision-recall by {a}", group=_LABEL
-                )
-            )
+        if part.height:
+            fig = figures.plot_curves(part, by=keys, title=f"ROC and precision-recall by {a}")
+            out.append(_svg(fig))
+    return out
+
+
+def _reliability(section: Section) -> list[str]:
+    out = []
+    for a, keys, part in _parts(section):
+        if part.filter(pl.col("fraction_positive").is_not_null()).height:
+            labels = [group_label({k: r[k] for k in keys}) for r in part.iter_rows(named=True)]
+            part = part.with_columns(pl.Series(_LABEL, labels, dtype=pl.String))
+            fig = plot.reliability_figure(part, title=f"Reliability by {a}", group=_LABEL)
+            out.append(_svg(fig))
     return out
 
 
@@ -100,8 +123,9 @@ PLOTTERS: dict[str, Callable[[Section], list[str]]] = {
     "curves": _curves,
     "metrics": _bars,
     "criteria": _forest,
-    "stability": _bars,
+    "stability": _ensemble,
     "stability_distribution": _histograms,
+    "reliability": _reliability,
 }
 """Plots by section name: each returns inline ``<svg>`` strings shown above the section."""
 

@@ -241,12 +241,51 @@ def _curves_view(
 def _histogram_view(
     part: pl.DataFrame, keys: Sequence[str], heading: str | None, hidden: Sequence[str] = ()
 ) -> View:
-    binned = part.with_columns(
-        pl.format("[{}, {})", pl.col("bin_left").round(2), pl.col("bin_right").round(2)).alias(
-            "bin"
-        )
+    binned = part.rename({"value": "label stability"})
+    return _pivot(binned, keys, heading, "label stability", lambda r: fmt(r["count"]), sizes=False)
+
+
+def _calibration_view(
+    part: pl.DataFrame, keys: Sequence[str], heading: str | None, hidden: Sequence[str] = ()
+) -> View:
+    """A row per calibration statistic (its value) and per difference against the reference
+    (``<metric> difference``), intervals beside them; an undefined value shows its reason."""
+    both = pl.concat(
+        [
+            part.with_columns(pl.col("metric").alias("comparison"), pl.lit("value").alias("_kind")),
+            part.with_columns(
+                pl.format("{} difference", pl.col("metric")).alias("comparison"),
+                pl.lit("difference").alias("_kind"),
+            ),
+        ],
+        how="vertical_relaxed",
     )
-    return _pivot(binned, keys, heading, "bin", lambda r: fmt(r["count"]), sizes=False)
+
+    def cell(r: Mapping[str, Any]) -> str:
+        if r["_kind"] == "difference" and r.get("is_reference"):
+            return REFERENCE_MARK
+        if r[r["_kind"]] is None and r.get("reason"):
+            return f"{fmt(None)} ({r['reason']})"
+        return _cell(r, r["_kind"])
+
+    return _pivot(both, keys, heading, "comparison", cell)
+
+
+def _reliability_view(
+    part: pl.DataFrame, keys: Sequence[str], heading: str | None, hidden: Sequence[str] = ()
+) -> View:
+    """Bins × groups: ``fraction of positives [interval] / mean score (rows)``."""
+
+    def cell(r: Mapping[str, Any]) -> str:
+        lo, hi = r.get("ci_low", _NA), r.get("ci_high", _NA)
+        observed = fmt(r["fraction_positive"])
+        if lo is not _NA and hi is not _NA and r["fraction_positive"] is not None:
+            observed += f" [{fmt(lo)}, {fmt(hi)}]"
+        return f"{observed} / {fmt(r['mean_predicted'])} ({fmt(r['n'])})"
+
+    view = _pivot(part, keys, heading, "bin", cell, sizes=False)
+    flags = tuple(i == 0 for i in range(len(view.columns)))
+    return View(view.heading, view.columns, view.rows, flags)
 
 
 def _value_pivot(
@@ -267,6 +306,8 @@ VIEWS: dict[str, ViewMaker] = {
     "stability_distribution": _histogram_view,
     "curve_summaries": _value_pivot,
     "curves": _curves_view,
+    "calibration": _calibration_view,
+    "reliability": _reliability_view,
 }
 """Readable views by section name; other sections show their rows, formatted."""
 
