@@ -4,9 +4,9 @@ Importing the package registers the ``.fair`` namespaces on ``pl.Expr``, ``pl.La
 ``pl.DataFrame``. The typed functions below are the primary API; the namespaces delegate to them.
 
 ``import polars_fairmetrics`` imports no NumPy, pyarrow, matplotlib or pyspark: the names of the
-bootstrap, calibration, curve, ensemble, monitor and Spark modules are imported on first use (a
-module ``__getattr__``; the ``.fair`` namespaces reach those modules lazily too), and plotting
-imports matplotlib only when it draws.
+bootstrap, calibration, curve, ensemble, models, monitor and Spark modules are imported on first
+use (a module ``__getattr__``; the ``.fair`` namespaces reach those modules lazily too), and
+plotting imports matplotlib only when it draws.
 """
 
 from __future__ import annotations
@@ -127,6 +127,7 @@ if TYPE_CHECKING:
         ensemble_metrics_from_sums,
         ensemble_sample_metrics,
     )
+    from polars_fairmetrics.models import compare_models, compare_models_long
     from polars_fairmetrics.monitor import (
         append_batch,
         change_gate,
@@ -157,6 +158,8 @@ _LAZY: dict[str, str] = {
     "calibration_metrics": "calibration",
     "reliability_curve": "calibration",
     "score_cells": "calibration",
+    "compare_models": "models",
+    "compare_models_long": "models",
     "append_batch": "monitor",
     "change_gate": "monitor",
     "gap_gate": "monitor",
@@ -250,6 +253,8 @@ __all__ = [
     "calibration_metrics",
     "change_gate",
     "combine_counts",
+    "compare_models",
+    "compare_models_long",
     "confusion_counts",
     "curve_counts",
     "curve_summaries",

@@ -52,6 +52,7 @@ CONFIG_KEYS: dict[str, tuple[tuple[type, ...], str]] = {
     "seed": ((int,), "seed of the bootstrap resamples"),
     "models": ((list,), "probability columns of an ensemble's models (stability section)"),
     "models_prefix": (_STR, "models = the columns named PREFIX followed by digits"),
+    "compare": ((str, list), "prediction columns of models compared side by side (models section)"),
     "curves": ((bool,), "with y_score: include the ROC / PR curve sections (default true)"),
     "curve_bins": ((int,), "grid of the curves: equal steps over the score bounds (100)"),
     "deploy_positive_rate": ((float,), "deployment share of positives: deployment section"),

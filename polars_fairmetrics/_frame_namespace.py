@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from polars_fairmetrics import calibration as _calibration
     from polars_fairmetrics import curves as _curves
     from polars_fairmetrics import ensemble as _ensemble
+    from polars_fairmetrics import models as _models
     from polars_fairmetrics import monitor as _monitor
     from polars_fairmetrics.bootstrap import Method, What
     from polars_fairmetrics.calibration import Strategy
@@ -49,6 +50,7 @@ else:
     _calibration = LazyModule("polars_fairmetrics.calibration")
     _curves = LazyModule("polars_fairmetrics.curves")
     _ensemble = LazyModule("polars_fairmetrics.ensemble")
+    _models = LazyModule("polars_fairmetrics.models")
     _monitor = LazyModule("polars_fairmetrics.monitor")
 
 
@@ -349,6 +351,7 @@ class FrameNamespace(Generic[FrameT]):
         calibration_bins: int | None = None,
         calibration_binning: CalibrationBinning = "uniform",
         calibration_decimals: int | None = 4,
+        predictions: Sequence[str] | Mapping[str, str] | None = None,
         progress: Callable[[str], None] | None = None,
         extra_sections: Sequence[SectionBuilder] = (),
         extra: Mapping[str, Any] | None = None,
@@ -388,6 +391,7 @@ class FrameNamespace(Generic[FrameT]):
             calibration_bins=calibration_bins,
             calibration_binning=calibration_binning,
             calibration_decimals=calibration_decimals,
+            predictions=predictions,
             progress=progress,
             extra_sections=extra_sections,
             extra=extra,
@@ -1419,6 +1423,98 @@ class FrameNamespace(Generic[FrameT]):
             level=level,
             seed=seed,
             wide=wide,
+        )
+
+    def compare_models(
+        self,
+        *,
+        y_true: str,
+        predictions: Sequence[str] | Mapping[str, str],
+        by: ColumnNames,
+        weight: str | None = None,
+        pos_label: Label | None = None,
+        neg_label: Label | None = None,
+        metrics: str | Sequence[str] | None = None,
+        reference: Reference = "overall",
+        baseline_model: str | None = None,
+        zero_reference: ZeroReference = "null",
+        intervals: int | None = None,
+        ci_level: float = 0.95,
+        ci_method: Method = "percentile",
+        seed: int | None = 0,
+        stratify: bool = False,
+    ) -> FrameT:
+        """Several models side by side: per-model group metrics, disparities and their differences.
+
+        Delegates to :func:`polars_fairmetrics.compare_models`
+        with this frame as ``data``.
+        """
+        return _models.compare_models(
+            self._frame,
+            y_true=y_true,
+            predictions=predictions,
+            by=by,
+            weight=weight,
+            pos_label=pos_label,
+            neg_label=neg_label,
+            metrics=metrics,
+            reference=reference,
+            baseline_model=baseline_model,
+            zero_reference=zero_reference,
+            intervals=intervals,
+            ci_level=ci_level,
+            ci_method=ci_method,
+            seed=seed,
+            stratify=stratify,
+        )
+
+    def compare_models_long(
+        self,
+        *,
+        y_true: str,
+        y_pred: str,
+        model: str,
+        row_id: str,
+        by: ColumnNames,
+        models: Sequence[str],
+        weight: str | None = None,
+        pos_label: Label | None = None,
+        neg_label: Label | None = None,
+        metrics: str | Sequence[str] | None = None,
+        reference: Reference = "overall",
+        baseline_model: str | None = None,
+        zero_reference: ZeroReference = "null",
+        intervals: int | None = None,
+        ci_level: float = 0.95,
+        ci_method: Method = "percentile",
+        seed: int | None = 0,
+        stratify: bool = False,
+    ) -> FrameT:
+        """:func:`compare_models` for the long layout: one record per (row, model).
+
+        Delegates to :func:`polars_fairmetrics.compare_models_long`
+        with this frame as ``data``.
+        """
+        return _models.compare_models_long(
+            self._frame,
+            y_true=y_true,
+            y_pred=y_pred,
+            model=model,
+            row_id=row_id,
+            by=by,
+            models=models,
+            weight=weight,
+            pos_label=pos_label,
+            neg_label=neg_label,
+            metrics=metrics,
+            reference=reference,
+            baseline_model=baseline_model,
+            zero_reference=zero_reference,
+            intervals=intervals,
+            ci_level=ci_level,
+            ci_method=ci_method,
+            seed=seed,
+            stratify=stratify,
         )
 
     def append_batch(

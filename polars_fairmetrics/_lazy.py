@@ -1,8 +1,9 @@
 """Modules imported on first use, so that ``import polars_fairmetrics`` stays light.
 
-The bootstrap, calibration, curve, ensemble and monitor modules import NumPy (the monitor also
-deltalake, when it writes or reads a store), the Spark module pyarrow (when it counts a
-partition): the package and its ``.fair`` namespaces reach them through :class:`LazyModule`.
+The bootstrap, calibration, curve, ensemble, models and monitor modules import NumPy (the
+monitor also deltalake, when it writes or reads a store), the Spark module pyarrow (when it
+counts a partition): the package and its ``.fair`` namespaces reach them through
+:class:`LazyModule`.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ LAZY_MODULES: tuple[str, ...] = (
     "calibration",
     "curves",
     "ensemble",
+    "models",
     "monitor",
     "spark",
 )

@@ -332,6 +332,7 @@ def _options(args: argparse.Namespace) -> dict[str, Any]:
         "seed",
         "models",
         "models_prefix",
+        "compare",
         "curve_bins",
         "deploy_positive_rate",
         "calibration_bins",
@@ -395,6 +396,22 @@ def _parse_intervals(opts: dict[str, Any]) -> int | None:
     if seed is not None and (not _is_int(seed) or seed < 0):
         raise CliError(f"--seed {seed!r}: expected a non-negative integer")
     return int(n)
+
+
+def _resolve_compare(opts: dict[str, Any], schema: pl.Schema) -> list[str] | None:
+    """``--compare strict,lenient`` (or ``--compare strict lenient``): prediction columns of
+    models compared side by side (the ``models`` section)."""
+    given = opts.get("compare")
+    if given is None:
+        return None
+    items = [given] if isinstance(given, str) else list(given)
+    names = [x.strip() for item in items for x in str(item).split(",") if x.strip()]
+    if not names:
+        raise CliError("--compare names no prediction column")
+    missing = [c for c in names if c not in schema]
+    if missing:
+        raise CliError(f"--compare: column(s) {missing!r} not in the input")
+    return names
 
 
 def _resolve_models(opts: dict[str, Any], schema: pl.Schema) -> list[str] | None:
@@ -506,6 +523,7 @@ def _report(args: argparse.Namespace) -> int:
     lf = scan_input(str(opts["input"]), opts.get("input_format"))
     schema = lf.collect_schema()
     models = _resolve_models(opts, schema)
+    compared = _resolve_compare(opts, schema)
     by = list(opts["by"])
     y_true = str(opts["y_true"])
     label_dtype = schema.get(y_true)
@@ -537,12 +555,15 @@ def _report(args: argparse.Namespace) -> int:
         calibration_bins=opts.get("calibration_bins"),
         calibration_binning=opts.get("calibration_binning", "uniform"),
         calibration_decimals=_calibration_decimals(opts),
+        predictions=compared,
     )
     label = f"scanning {visible(str(opts['input']))}"
     if n_boot is not None:
         label += f", bootstrap {n_boot} resamples"
     if models:
         label += f", ensemble stability over {len(models)} models"
+    if compared:
+        label += f", {len(compared)} models side by side"
     with progress(label, enabled=False if args.no_progress else None) as step:
         report = audit(lf, options, progress=step)
     # recorded: the report's summary lists the failed gates
@@ -1086,6 +1107,14 @@ def build_parser() -> argparse.ArgumentParser:
         nargs="+",
         metavar="COL",
         help="probability columns of an ensemble's models: adds the stability sections",
+    )
+    rep.add_argument(
+        "--compare",
+        nargs="+",
+        metavar="COL",
+        help="prediction columns of several models (col1,col2 or col1 col2): adds the models "
+        "section, each model's disparities and its difference from the --y-pred model (or the "
+        "first), with paired intervals under --intervals",
     )
     rep.add_argument(
         "--models-prefix",

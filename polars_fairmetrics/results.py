@@ -26,6 +26,7 @@ __all__ = [
     "BETWEEN_COLUMNS",
     "COMPARISON_COLUMNS",
     "INTERVAL_COLUMNS",
+    "MODEL_COMPARISON_COLUMNS",
     "PARTITION_COLUMNS",
     "QUANTITY_COLUMNS",
     "RESERVED",
@@ -78,6 +79,16 @@ TEST_COLUMNS: tuple[str, ...] = (
 )
 """Columns of a significance test of a comparison."""
 
+MODEL_COMPARISON_COLUMNS: tuple[str, ...] = (
+    "baseline_model",
+    "model_difference",
+    "model_difference_ci_low",
+    "model_difference_ci_high",
+)
+"""Columns of a comparison of models (:func:`~polars_fairmetrics.compare_models` with
+``baseline_model=``): the baseline model, the model's ``difference`` minus the baseline's, and
+its paired interval."""
+
 INTERVAL_COLUMNS: tuple[str, ...] = (
     "ci_low",
     "ci_high",
@@ -114,6 +125,10 @@ _ORDER: tuple[str, ...] = (
     "ratio",
     "ratio_ci_low",
     "ratio_ci_high",
+    "baseline_model",
+    "model_difference",
+    "model_difference_ci_low",
+    "model_difference_ci_high",
     "worst_group",
     "best_group",
     "n_groups",
@@ -157,6 +172,9 @@ PER_QUANTITY: frozenset[str] = frozenset(
         "ratio",
         "ratio_ci_low",
         "ratio_ci_high",
+        "model_difference",
+        "model_difference_ci_low",
+        "model_difference_ci_high",
         "worst_group",
         "best_group",
         "n_undefined",

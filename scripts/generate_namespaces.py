@@ -61,6 +61,8 @@ FRAME_METHODS: list[tuple[str, str]] = [
     ("calibration", "reliability_curve"),
     ("calibration", "calibration_metrics"),
     ("calibration", "calibration_disparities"),
+    ("models", "compare_models"),
+    ("models", "compare_models_long"),
     ("monitor", "append_batch"),
     ("monitor", "period_criteria"),
     ("monitor", "period_disparities"),

@@ -104,6 +104,12 @@ class Entry:
     requires: str | None = None  # module of a capability merged later: skipped until it is
 
 
+def _check_models_null(table: pl.DataFrame) -> None:
+    b = table.filter(pl.col("g") == "b")
+    assert b["n_null"].to_list() == [1, 1]  # both models leave out the row
+    assert b["n"].to_list() == [1, 1]
+
+
 def _mod(name: str) -> Any:
     return importlib.import_module(f"polars_fairmetrics.{name}")
 
@@ -1830,6 +1836,91 @@ CATALOG: list[Entry] = [
         _hostile_report,
         check=_report_hostile_names,
         requires="report",
+    ),
+    # --- several models side by side (compare_models) ----------------------------------------
+    Entry(
+        "models_missing_prediction",
+        "a prediction column of compare_models that is not in the frame",
+        "error naming the column and its role, before anything is read",
+        base(),
+        lambda d: _mod("models").compare_models(d, y_true="y", predictions=["p", "nope"], by="g"),
+        ColumnNotFoundError,
+        r"column 'nope' \(y_pred\) not found",
+        "build",
+        requires="models",
+    ),
+    Entry(
+        "models_third_prediction_value",
+        "one model's predictions outside {0, 1} (2)",
+        "error naming that model's column and the value",
+        base(q=[1, 0, 2, 0, 1]),
+        lambda d: _mod("models").compare_models(d, y_true="y", predictions=["p", "q"], by="g"),
+        InvalidLabelError,
+        r"column 'q' \(y_pred\) has a value 2",
+        requires="models",
+    ),
+    Entry(
+        "models_duplicate_name",
+        "the same prediction column given twice as a model (`predictions=['p', 'p']`)",
+        "error naming the model",
+        base(),
+        lambda d: _mod("models").compare_models(d, y_true="y", predictions=["p", "p"], by="g"),
+        InvalidOptionError,
+        r"model name 'p' is given twice in predictions=",
+        "build",
+        requires="models",
+    ),
+    Entry(
+        "models_too_many",
+        "more than 10 models compared at once (the joint table has 2^M cells)",
+        "error naming the limit",
+        base(**{f"p{i}": [1, 0, 0, 1, 1] for i in range(11)}),
+        lambda d: _mod("models").compare_models(
+            d, y_true="y", predictions=[f"p{i}" for i in range(11)], by="g"
+        ),
+        InvalidOptionError,
+        r"11 models: at most 10 are compared at once",
+        "build",
+        requires="models",
+    ),
+    Entry(
+        "models_unknown_baseline",
+        "a baseline_model that is not one of the models",
+        "error naming the value and the models",
+        base(),
+        lambda d: _mod("models").compare_models(
+            d, y_true="y", predictions=["p"], by="g", baseline_model="q"
+        ),
+        InvalidOptionError,
+        r"baseline_model='q' is not one of the models \['p'\]",
+        "build",
+        requires="models",
+    ),
+    Entry(
+        "models_null_prediction_one_model",
+        "a null prediction of one model only",
+        "the row is left out of every model (counted in n_null), so the models are compared on "
+        "the same rows",
+        base(q=[1, 0, None, 0, 1]),
+        lambda d: _mod("models").compare_models(
+            d, y_true="y", predictions=["p", "q"], by="g", metrics="tpr"
+        ),
+        check=lambda t: _check_models_null(t),
+        requires="models",
+    ),
+    Entry(
+        "models_long_duplicate_record",
+        "the long layout with two records of one model for one row",
+        "error naming the row and the model",
+        pl.DataFrame(
+            {"id": [1, 1, 2], "m": ["a", "a", "a"], "g": ["x", "x", "y"], "y": [1, 1, 0]}
+        ).with_columns(p=pl.lit(1)),
+        lambda d: _mod("models").compare_models_long(
+            d, y_true="y", y_pred="p", model="m", row_id="id", by="g", models=["a"]
+        ),
+        InconsistentInputError,
+        r"row 1 \(column 'id'\) has 2 records of model 'a' \(column 'm'\)",
+        requires="models",
     ),
     Entry(
         "plot_missing_column",

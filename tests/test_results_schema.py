@@ -31,6 +31,7 @@ from polars_fairmetrics.results import (
     BETWEEN_COLUMNS,
     COMPARISON_COLUMNS,
     INTERVAL_COLUMNS,
+    MODEL_COMPARISON_COLUMNS,
     PARTITION_COLUMNS,
     TEST_COLUMNS,
     to_wide,
@@ -323,6 +324,40 @@ REGISTRY: list[Entry] = [
         ("g",),
         True,
     ),
+    # several models side by side
+    Entry(
+        "compare_models",
+        lambda **k: pfm.compare_models(
+            ROWS,
+            y_true="y",
+            predictions=["p", "b"],
+            by=KEYS,
+            baseline_model="p",
+            intervals=30,
+        ),
+        "comparisons",
+        ("g", "h"),
+    ),
+    Entry(
+        "compare_models_long",
+        lambda **k: pfm.compare_models_long(
+            pl.concat(
+                [
+                    as_polars(ROWS)
+                    .with_row_index("id")
+                    .select("id", "g", "y", pl.col("p").alias("pred"), pl.lit(m).alias("m"))
+                    for m in ("a", "b")
+                ]
+            ),
+            y_true="y",
+            y_pred="pred",
+            model="m",
+            row_id="id",
+            by="g",
+            models=["a", "b"],
+        ),
+        "comparisons",
+    ),
     # bootstrap intervals
     Entry(
         "resample_counts",
@@ -574,7 +609,7 @@ def _check(frame: pl.DataFrame, entry: Entry) -> None:
     elif entry.kind in ("values", "comparisons"):
         allowed |= set(_VALUE_COLUMNS)
         if entry.kind == "comparisons":
-            allowed |= set(COMPARISON_COLUMNS) | set(TEST_COLUMNS)
+            allowed |= set(COMPARISON_COLUMNS) | set(TEST_COLUMNS) | set(MODEL_COMPARISON_COLUMNS)
             assert {"reference", "is_reference"} <= set(frame.columns)
         assert {"metric", "value", "support", "n"} <= set(frame.columns)
     elif entry.kind == "factors":

@@ -166,6 +166,7 @@ class AuditOptions:
     calibration_bins: int | None = None
     calibration_binning: CalibrationBinning = "uniform"
     calibration_decimals: int | None = CALIBRATION_DECIMALS
+    predictions: Sequence[str] | Mapping[str, str] | None = None
 
     def __post_init__(self) -> None:
         by = _names(self.by, "by")
@@ -208,6 +209,7 @@ class AuditOptions:
             raise InvalidOptionError("models= is an empty list")
         self._check_curves()
         self._check_calibration()
+        self._check_predictions()
         rate = self.deploy_positive_rate
         if rate is not None and (not _is_number(rate) or not 0.0 < float(rate) < 1.0):
             raise InvalidOptionError(
@@ -247,6 +249,42 @@ class AuditOptions:
                 f"seed must be a non-negative integer (the resamples' random seed), got "
                 f"{self.seed!r}"
             )
+
+    def _check_predictions(self) -> None:
+        """``predictions=``: prediction columns (or ``{model: column}``) of models compared side
+        by side (the ``models`` section, :func:`~polars_fairmetrics.compare_models`)."""
+        given = self.predictions
+        if given is None:
+            return
+        if isinstance(given, str):
+            raise InvalidOptionError(
+                f"predictions={given!r}: pass a list of prediction columns or a mapping "
+                "{model name: prediction column}"
+            )
+        if isinstance(given, Mapping):
+            pairs = [(str(k), v) for k, v in given.items()]
+            object.__setattr__(self, "predictions", dict(pairs))
+        else:
+            pairs = [(c, c) for c in given]
+            object.__setattr__(self, "predictions", tuple(given))
+        bad = [c for _, c in pairs if not isinstance(c, str)]
+        if bad:
+            raise InvalidOptionError(f"predictions= must name columns as text, got {bad[0]!r}")
+        if not pairs:
+            raise InvalidOptionError("predictions= is empty")
+        names = [n for n, _ in pairs]
+        if len(set(names)) != len(names):
+            raise InvalidOptionError(f"predictions= names a model twice: {names!r}")
+
+    @property
+    def prediction_columns(self) -> dict[str, str]:
+        """``{model name: column}`` of ``predictions=`` (empty without it)."""
+        given = self.predictions
+        if given is None:
+            return {}
+        if isinstance(given, Mapping):
+            return dict(given)
+        return {c: c for c in given}
 
     def _check_curves(self) -> None:
         if self.curves is not None and not isinstance(self.curves, bool):
@@ -420,6 +458,8 @@ class AuditOptions:
             out["calibration_bins"] = self.calibration_grid
             out["calibration_binning"] = self.calibration_binning
             out["calibration_decimals"] = self.calibration_decimals
+        if self.predictions is not None:
+            out["predictions"] = self.prediction_columns
         return out
 
 

@@ -24,6 +24,7 @@ from polars_fairmetrics.exceptions import InvalidOptionError
 from polars_fairmetrics.report.calibration_sections import CALIBRATION_BUILDERS
 from polars_fairmetrics.report.document import Report
 from polars_fairmetrics.report.extensions import EXTENSION_BUILDERS
+from polars_fairmetrics.report.models_section import MODEL_BUILDERS
 from polars_fairmetrics.report.options import (
     CALIBRATION_DECIMALS,
     FIELD_DEFAULTS,
@@ -64,6 +65,11 @@ def run_audit(
     missing_models = [m for m in options.models or () if m not in schema]
     if missing_models:
         raise InvalidOptionError(f"models= names column(s) {missing_models!r} absent from the data")
+    missing_preds = [c for c in options.prediction_columns.values() if c not in schema]
+    if missing_preds:
+        raise InvalidOptionError(
+            f"predictions= names column(s) {missing_preds!r} absent from the data"
+        )
     if any(c not in schema for c in options.by_columns):  # the counts module's own error
         confusion_counts(
             lf,
@@ -89,7 +95,8 @@ def run_audit(
         extra=dict(extra or {}),
         progress=progress,
     )
-    for builder in (*CORE_BUILDERS, *EXTENSION_BUILDERS, *CALIBRATION_BUILDERS, *extra_sections):
+    builders = (*CORE_BUILDERS, *EXTENSION_BUILDERS, *CALIBRATION_BUILDERS, *MODEL_BUILDERS)
+    for builder in (*builders, *extra_sections):
         section = builder(ctx)
         if section is not None:
             ctx.sections[section.name] = section
@@ -135,6 +142,7 @@ def audit(
     calibration_bins: int | None = None,
     calibration_binning: CalibrationBinning = "uniform",
     calibration_decimals: int | None = CALIBRATION_DECIMALS,
+    predictions: Sequence[str] | Mapping[str, str] | None = None,
     progress: Callable[[str], None] | None = None,
     extra_sections: Sequence[SectionBuilder] = (),
     extra: Mapping[str, Any] | None = None,
@@ -213,6 +221,12 @@ def audit(
         places, default 4; ``None``: exact). ``calibration_bins`` bins (default 10),
         ``"uniform"`` (equal width) or ``"quantile"`` (equal counts per group). Default: on
         with probability scores; ``calibration=False`` turns it off.
+    predictions
+        Prediction columns of several models (or ``{model name: column}``) to compare side by
+        side: adds the ``models`` section (:func:`~polars_fairmetrics.compare_models`: each
+        model's disparities, and each model's minus the baseline's — ``y_pred`` when it is one
+        of them, else the first — with paired intervals when ``intervals=`` is given; one more
+        scan per attribute).
     progress
         Called with a short text before each long step (the CLI shows it on stderr).
     extra_sections, extra
@@ -261,6 +275,7 @@ def audit(
         "calibration_bins": calibration_bins,
         "calibration_binning": calibration_binning,
         "calibration_decimals": calibration_decimals,
+        "predictions": predictions,
     }
     if options is not None:
         given = [k for k, v in keywords.items() if v != FIELD_DEFAULTS[k]]
