@@ -1,9 +1,10 @@
 """The HTML report in a real browser (headless Chromium), issue 18.
 
 Three reports — the COMPAS ``demo`` report with intervals, a wide one (Adult, sex × race
-intersectional: 10 groups, with intervals, curves, the ensemble stability sections and the
-deployment section), and one of long unbreakable texts (group names, source; tables only) — are
-opened at 1440 px and at 1024 px (the last one at 500 px too). The test fails on:
+intersectional: 10 groups, with intervals, curves, calibration, the ensemble stability sections,
+three models side by side and the deployment section), and one of long unbreakable texts (group
+names, source; tables only) — are opened at 1440 px and at 1024 px (the last one at 500 px too).
+The test fails on:
 
 - horizontal overflow of the page (``scrollWidth > clientWidth``; a table may scroll inside its
   own box, the page may not), or any element outside such a box reaching past the right edge;
@@ -146,7 +147,10 @@ def _problems(result: dict[str, Any]) -> list[str]:
 def _wide_report() -> pfm.Report:
     lf = pl.scan_parquet(data_path("adult_ensemble.parquet"))
     models = [c for c in lf.collect_schema().names() if re.fullmatch(r"p\d+", c)]
-    lf = lf.with_columns(score=pl.mean_horizontal(models))
+    lf = lf.with_columns(
+        pl.mean_horizontal(models).alias("score"),
+        *(pl.col(m).ge(0.5).alias(f"label_{m}") for m in models[:3]),
+    )
     return pfm.audit(
         lf,
         y_true="high_income",
@@ -159,6 +163,7 @@ def _wide_report() -> pfm.Report:
         seed=0,
         curve_bins=50,
         deploy_positive_rate=0.1,
+        predictions={f"model {m}": f"label_{m}" for m in models[:3]},
         source="embedded Adult test set, 15 bootstrap-trained models; score = mean probability",
     )
 
@@ -170,7 +175,7 @@ def pages(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     wide = _wide_report()
     groups = wide.section("groups").table.height
     assert groups >= 8, groups
-    assert {"curves", "stability", "deployment"} <= set(wide.section_names)
+    assert {"curves", "stability", "deployment", "models"} <= set(wide.section_names)
     out = {"demo": tmp / "demo.html", "wide": tmp / "wide.html", "long": tmp / "long.html"}
     demo.to_html(out["demo"])
     wide.to_html(out["wide"])

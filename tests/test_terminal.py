@@ -31,8 +31,9 @@ class Tty(io.StringIO):
 
 @pytest.fixture(scope="module")
 def wide() -> pfm.Report:
-    """Twelve intersectional groups (3 × 4) with intervals, curves, an ensemble of three models
-    and the deployment section: the widest tables the report makes."""
+    """Twelve intersectional groups (3 × 4) with intervals, curves, calibration, an ensemble of
+    three models, three models side by side and the deployment section: the widest tables the
+    report makes."""
     rng = np.random.default_rng(7)
     n = 3000
     models = [rng.uniform(size=n) for _ in range(3)]
@@ -43,6 +44,7 @@ def wide() -> pfm.Report:
             "y": rng.integers(0, 2, size=n),
             **{f"m{i}": m for i, m in enumerate(models)},
             "score": np.mean(models, axis=0),
+            **{f"label{i}": m >= 0.5 for i, m in enumerate(models)},
         }
     )
     return pfm.audit(
@@ -57,6 +59,7 @@ def wide() -> pfm.Report:
         seed=1,
         curve_bins=10,
         deploy_positive_rate=0.2,
+        predictions=["label0", "label1", "label2"],
     )
 
 
