@@ -20,8 +20,9 @@ script (``tests/browser_check.js``) injected at the start of ``<head>``; the scr
 results as JSON into the DOM, read back from the dump. The Chromium runs go in parallel.
 
 With ``PFM_SAVE_SCREENSHOTS=1`` the test also writes ``docs/img/report_demo.png`` and
-``docs/img/report_wide.png`` (the top of each page at 1440 px, scaled to 1080 px and reduced to
-256 colours when Pillow is installed). Skipped only when no Chromium binary is found (set
+``docs/img/report_wide.png`` (2400 px of each page at 1440 px — the demo's top, the wide
+report's per-group metrics — scaled to 1080 px and reduced to 256 colours when Pillow is
+installed). Skipped only when no Chromium binary is found (set
 ``PFM_CHROMIUM`` to its path, or install it: ``apt-get install chromium``).
 """
 
@@ -195,9 +196,10 @@ def test_reports_render_in_chromium(pages: dict[str, Path], tmp_path: Path) -> N
     results = _run_checks(pages, tmp_path)
     problems = {f"{n} at {w} px": _problems(r) for (n, w), r in results.items()}
     if os.environ.get("PFM_SAVE_SCREENSHOTS") == "1":
-        for name in ("demo", "wide"):
-            page = pages[name]
-            _screenshot(page, ROOT / "docs" / "img" / f"report_{name}.png", tmp_path)
+        # the demo from its top; the wide report from its per-group metrics (a wide table)
+        for name, start in (("demo", None), ("wide", "metrics")):
+            target = ROOT / "docs" / "img" / f"report_{name}.png"
+            _screenshot(pages[name], start, target, tmp_path)
     if any(problems.values()):
         pytest.fail(json.dumps(problems, indent=1, ensure_ascii=False), pytrace=False)
     for (name, _), r in results.items():
@@ -205,9 +207,16 @@ def test_reports_render_in_chromium(pages: dict[str, Path], tmp_path: Path) -> N
             assert r["svgs"] >= 3, (name, r["svgs"])
 
 
-def _screenshot(page: Path, target: Path, tmp: Path, width: int = 1440) -> None:
-    """The top of ``page`` at ``width`` px, scaled down and reduced to 256 colours (Pillow)."""
+def _screenshot(page: Path, start: str | None, target: Path, tmp: Path, width: int = 1440) -> None:
+    """2400 px of ``page`` at ``width`` px from its top or from the section ``start`` (what
+    comes before it hidden by a style), scaled down and reduced to 256 colours (Pillow)."""
     height = 2400
+    if start is not None:
+        hide = f".pfm-report>:not(#{start}):not(#{start}~*){{display:none}}"
+        shown = tmp / f"{target.stem}-from-{start}.html"
+        text = page.read_text(encoding="utf-8")
+        shown.write_text(text.replace("</head>", f"<style>{hide}</style></head>", 1), "utf-8")
+        page = shown
     raw = tmp / f"{target.stem}-raw.png"
     cmd = [*_args(tmp / f"shot-{target.stem}", width, height), f"--screenshot={raw}"]
     subprocess.run([*cmd, page.as_uri()], check=True, capture_output=True, timeout=120)
