@@ -23,6 +23,7 @@ import os
 import re
 import shutil
 import sys
+import textwrap
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -49,7 +50,7 @@ from polars_fairmetrics.report import (
     parse_gate,
 )
 from polars_fairmetrics.report.options import CALIBRATION_DECIMALS
-from polars_fairmetrics.report.render_text import markdown_table
+from polars_fairmetrics.report.render_text import _width, markdown_table
 
 DEMO_METRICS = (
     "selection_rate",
@@ -74,6 +75,23 @@ class CliError(FairMetricsError):
 # ---------------------------------------------------------------------------------------------
 # Progress on stderr (only on a terminal)
 # ---------------------------------------------------------------------------------------------
+
+
+def _cut(text: str, columns: int) -> str:
+    """``text`` cut to ``columns`` terminal columns (wide characters count 2), ``…`` marking a
+    cut."""
+    if _width(text) <= columns:
+        return text
+    out = ""
+    for c in text:
+        if _width(out + c) > columns - 1:
+            break
+        out += c
+    return out + "…"
+
+
+def _ljust(text: str, columns: int) -> str:
+    return text + " " * max(0, columns - _width(text))
 
 
 @contextmanager
@@ -112,11 +130,9 @@ def progress(
             text = f"{frames[i % 4]} {label}"
             if current[0]:
                 text += f" ({current[0]})"
-            if len(text) + len(clock) > cols:
-                text = text[: max(0, cols - len(clock) - 1)] + "…"
-            text += clock
-            out.write("\r" + text.ljust(min(drawn[0], cols)))  # blank out a longer line
-            drawn[0] = max(drawn[0], len(text))
+            text = _cut(visible(text), cols - len(clock)) + clock
+            out.write("\r" + _ljust(text, min(drawn[0], cols)))  # blank out a longer line
+            drawn[0] = max(drawn[0], _width(text))
             out.flush()
             i += 1
 
@@ -128,10 +144,8 @@ def progress(
         done.set()
         thread.join()
         cols = max(20, shutil.get_terminal_size((80, 24)).columns - 1)
-        done_text = f"{label}: done in {time.perf_counter() - start:.1f}s"
-        if len(done_text) > cols:
-            done_text = done_text[: cols - 1] + "…"
-        out.write("\r" + done_text.ljust(min(drawn[0], cols)) + "\n")
+        done_text = _cut(visible(f"{label}: done in {time.perf_counter() - start:.1f}s"), cols)
+        out.write("\r" + _ljust(done_text, min(drawn[0], cols)) + "\n")
         out.flush()
 
 
@@ -606,86 +620,148 @@ def _number(value: Any, digits: int) -> str:
     return "undefined" if value is None else f"{value:.{digits}f}"
 
 
+def _compas_report(
+    threshold: int = 5,
+    *,
+    intervals: int | None = None,
+    seed: int = 0,
+    progress: Callable[[str], None] | None = None,
+) -> Report:
+    """The report of ``demo``: the embedded COMPAS data audited by race (reference Caucasian)
+    and sex (reference Male), high risk = decile score ≥ ``threshold``."""
+    lf = scan_compas().with_columns((pl.col("decile_score") >= threshold).alias("high_risk"))
+    return audit(
+        lf,
+        y_true="two_year_recid",
+        y_pred="high_risk",
+        by=["race", "sex"],
+        reference={"race": "Caucasian", "sex": "Male"},
+        source=f"embedded COMPAS data (ProPublica, 2016); high_risk = decile_score >= {threshold}",
+        intervals=intervals,
+        seed=seed,
+        progress=progress,
+    )
+
+
+def _terminal_width() -> int:
+    """Columns of the terminal (of ``COLUMNS``; 80 when unknown), at least 40."""
+    return max(40, shutil.get_terminal_size((80, 24)).columns)
+
+
+_FLOAT_DIGITS = 3
+
+
+def _cell_width(value: Any) -> int:
+    if value is None:
+        return 4  # null
+    if isinstance(value, float):
+        return len(f"{value:.{_FLOAT_DIGITS}f}")
+    return len(str(value))
+
+
+def _print_frame(frame: pl.DataFrame, width: int) -> None:
+    """Print ``frame`` as Polars tables no wider than ``width``: cut into blocks of whole
+    columns, each repeating the first (key) column, so the terminal never wraps a row and
+    Polars never elides a column."""
+    sizes = [
+        max([len(c), *(_cell_width(v) for v in frame[c].to_list())]) + 3 for c in frame.columns
+    ]
+    blocks: list[list[int]] = [[0]]
+    for i in range(1, len(sizes)):
+        used = 1 + sum(sizes[j] for j in blocks[-1])
+        if len(blocks[-1]) > 1 and used + sizes[i] > width:
+            blocks.append([0])
+        blocks[-1].append(i)
+    with pl.Config(
+        tbl_rows=60,
+        tbl_cols=-1,
+        tbl_width_chars=width,
+        float_precision=_FLOAT_DIGITS,
+        tbl_hide_dataframe_shape=True,
+        tbl_hide_column_data_types=True,
+        tbl_hide_dtype_separator=True,
+        fmt_str_lengths=max(40, width),
+    ):
+        for b, cols in enumerate(blocks):
+            print(("\n" if b else "") + str(frame.select(frame.columns[i] for i in cols)))
+
+
 def _demo(args: argparse.Namespace) -> int:
     """Audit the COMPAS decile score (high risk = decile ≥ threshold) by race and by sex."""
     _check_demo(args)
     if args.dataset == "adult":
         return _demo_adult(args)
     lf = scan_compas().with_columns((pl.col("decile_score") >= args.threshold).alias("high_risk"))
-    with pl.Config(
-        tbl_rows=60,
-        tbl_cols=12,
-        tbl_width_chars=120,
-        float_precision=3,
-        tbl_hide_dataframe_shape=True,
-    ):
-        print(
-            f"COMPAS two-year recidivism (ProPublica, 2016): prediction = decile_score >= "
-            f"{args.threshold}\n"
-        )
-        for attr, ref in (("race", "Caucasian"), ("sex", "Male")):
-            metrics = group_metrics(
-                lf,
-                by=attr,
-                metrics=list(DEMO_METRICS),
-                wide=True,
-                y_true="two_year_recid",
-                y_pred="high_risk",
-            )
-            print(f"Per-group metrics by {attr}:")
-            print(metrics.select(attr, "n", *DEMO_METRICS).collect())
-            crit = fairness_criteria(
-                lf,
-                by=attr,
-                reference=ref,
-                criteria=[
-                    "statistical_parity_difference",
-                    "disparate_impact",
-                    "equal_opportunity_difference",
-                    "predictive_equality_difference",
-                    "equalized_odds_difference",
-                    "positive_predictive_parity_difference",
-                ],
-                y_true="two_year_recid",
-                y_pred="high_risk",
-                wide=True,
-            ).collect()
-            print(f"\nFairness criteria by {attr} (reference: {ref}):")
-            print(
-                crit.drop("n", "n_null", "reference", "is_reference", strict=False).select(
-                    ~pl.selectors.ends_with("_support")
-                )
-            )
-            print()
-        fpr = (
-            disparities(
-                lf,
-                by="race",
-                metrics="false_positive_rate",
-                reference="Caucasian",
-                y_true="two_year_recid",
-                y_pred="high_risk",
-            )
-            .filter(pl.col("race") == "African-American")
-            .collect()
-        )
-        print(
-            "False positive rate, African-American vs Caucasian defendants: "
-            f"{_number(fpr['value'][0], 3)} vs {_number(fpr['reference_value'][0], 3)} "
-            f"(ratio {_number(fpr['ratio'][0], 2)})"
-        )
-    if args.html or args.json or args.intervals is not None:
-        report = audit(
+    width = _terminal_width()
+    print(
+        f"COMPAS two-year recidivism (ProPublica, 2016): prediction = decile_score >= "
+        f"{args.threshold}\n"
+    )
+    for attr, ref in (("race", "Caucasian"), ("sex", "Male")):
+        metrics = group_metrics(
             lf,
+            by=attr,
+            metrics=list(DEMO_METRICS),
+            wide=True,
             y_true="two_year_recid",
             y_pred="high_risk",
-            by=["race", "sex"],
-            reference={"race": "Caucasian", "sex": "Male"},
-            source=f"embedded COMPAS data (ProPublica, 2016); high_risk = decile_score >= "
-            f"{args.threshold}",
-            intervals=args.intervals,
-            seed=args.seed if args.seed is not None else 0,
         )
+        print(f"Per-group metrics by {attr}:")
+        _print_frame(metrics.select(attr, "n", *DEMO_METRICS).collect(), width)
+        crit = fairness_criteria(
+            lf,
+            by=attr,
+            reference=ref,
+            criteria=[
+                "statistical_parity_difference",
+                "disparate_impact",
+                "equal_opportunity_difference",
+                "predictive_equality_difference",
+                "equalized_odds_difference",
+                "positive_predictive_parity_difference",
+            ],
+            y_true="two_year_recid",
+            y_pred="high_risk",
+            wide=True,
+        ).collect()
+        print(f"\nFairness criteria by {attr} (reference: {ref}):")
+        _print_frame(
+            crit.drop("n", "n_null", "reference", "is_reference", strict=False).select(
+                ~pl.selectors.ends_with("_support")
+            ),
+            width,
+        )
+        print()
+    fpr = (
+        disparities(
+            lf,
+            by="race",
+            metrics="false_positive_rate",
+            reference="Caucasian",
+            y_true="two_year_recid",
+            y_pred="high_risk",
+        )
+        .filter(pl.col("race") == "African-American")
+        .collect()
+    )
+    print(
+        "\n".join(
+            textwrap.wrap(
+                "False positive rate, African-American vs Caucasian defendants: "
+                f"{_number(fpr['value'][0], 3)} vs {_number(fpr['reference_value'][0], 3)} "
+                f"(ratio {_number(fpr['ratio'][0], 2)})",
+                width,
+            )
+        )
+    )
+    if args.html or args.json or args.intervals is not None:
+        with progress("auditing COMPAS", enabled=False if args.no_progress else None) as step:
+            report = _compas_report(
+                args.threshold,
+                intervals=args.intervals,
+                seed=args.seed if args.seed is not None else 0,
+                progress=step,
+            )
         if args.intervals is not None:  # the report with its intervals, fitted to the terminal
             print()
             print(report.to_terminal())

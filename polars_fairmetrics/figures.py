@@ -1148,7 +1148,7 @@ def plot_ensemble(
                 ncols=ncols,
                 parity=None,
                 bands=None,
-                xlabels=dict.fromkeys(chosen, "mean over the group's rows"),
+                xlabels=dict.fromkeys(chosen, "group mean"),
                 note=None,
             )
         else:

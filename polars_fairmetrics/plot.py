@@ -216,7 +216,16 @@ def forest_svg(
     ax.invert_yaxis()
     ax.set_xlabel("difference: group − reference")
     ax.set_title(_label(title), fontsize=10)
-    ax.legend(fontsize=6, loc="upper left", bbox_to_anchor=(0, -0.18), ncols=2)
+    # the legends hang a fixed distance below the axes (clear of the tick labels and the axis
+    # label whatever the figure's height), not a fraction of the axes' height
+    from matplotlib.transforms import ScaledTranslation
+
+    def below(a: Any) -> Any:
+        return a.transAxes + ScaledTranslation(0, -40 / 72, fig.dpi_scale_trans)
+
+    ax.legend(
+        fontsize=6, loc="upper left", bbox_to_anchor=(0, 0), bbox_transform=below(ax), ncols=2
+    )
     ax.grid(axis="x", alpha=0.3)
     if has_ratio:
         ax2 = axes[1]
@@ -236,7 +245,7 @@ def forest_svg(
         ax2.set_yticklabels([])
         ax2.set_ylim(ax.get_ylim())
         ax2.set_xlabel(_label(str(ratio)).replace("_", " ") + ": ratio")
-        ax2.legend(fontsize=6, loc="upper left", bbox_to_anchor=(0, -0.18))
+        ax2.legend(fontsize=6, loc="upper left", bbox_to_anchor=(0, 0), bbox_transform=below(ax2))
         ax2.grid(axis="x", alpha=0.3)
     return _svg(fig)
 

@@ -31,26 +31,47 @@ MISSING_PLOT_NOTE = (
 
 _CSS = """
 .pfm-report{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:2rem auto;
-max-width:1200px;padding:0 1rem;color:#1b1b1b;line-height:1.45}
+max-width:1400px;padding:0 1rem;color:#1b1b1b;line-height:1.45;box-sizing:border-box}
+.pfm-report *,.pfm-report *::before,.pfm-report *::after{box-sizing:inherit}
 .pfm-report h1{font-size:1.6rem}
 .pfm-report h2{font-size:1.25rem;margin-top:2.2rem;border-bottom:1px solid #ddd}
 .pfm-report h3{font-size:1rem;margin-bottom:.3rem}
-.pfm-report .scroll{overflow-x:auto;max-width:100%}
+.pfm-report h1,.pfm-report h2,.pfm-report h3,.pfm-report p,.pfm-report li{overflow-wrap:anywhere}
+.pfm-report p,.pfm-report .findings ul{max-width:75rem}
+.pfm-report .scroll{overflow-x:auto;max-width:100%;margin:.4rem 0 1rem;
+background:linear-gradient(to right,#fff 30%,rgba(255,255,255,0)) left/2rem 100% no-repeat local,
+linear-gradient(to left,#fff 30%,rgba(255,255,255,0)) right/2rem 100% no-repeat local,
+radial-gradient(farthest-side at 0 50%,rgba(0,0,0,.18),rgba(0,0,0,0)) left/.7rem 100%
+no-repeat scroll,
+radial-gradient(farthest-side at 100% 50%,rgba(0,0,0,.18),rgba(0,0,0,0)) right/.7rem 100%
+no-repeat scroll}
+.pfm-report .scroll:focus-visible{outline:2px solid #4060c0}
 .pfm-report .ci{display:block;font-size:.75em;color:#555}
-@media print{.pfm-report{max-width:none}.pfm-report .scroll{overflow:visible}
-.pfm-report table{font-size:.7rem}.pfm-report th,.pfm-report td{white-space:normal}}
-.pfm-report table{border-collapse:collapse;font-size:.85rem;margin:.4rem 0 1rem}
+.pfm-report table{border-collapse:collapse;font-size:.85rem;margin:0}
 .pfm-report th,.pfm-report td{border:1px solid #d0d0d0;padding:.2rem .5rem;text-align:right;
 white-space:nowrap}
 .pfm-report th{background:#f3f3f3}
+.pfm-report .scroll td:first-child,.pfm-report .scroll th:first-child{position:sticky;left:0;
+box-shadow:inset -1px 0 #d0d0d0}
+.pfm-report .scroll td:first-child{background:#fff}
 .pfm-report td.text,.pfm-report th:first-child{text-align:left}
 .pfm-report .note{color:#555;font-style:italic}
-.pfm-report .inputs td{text-align:left}
-.pfm-report .plot svg{max-width:100%;height:auto}
+.pfm-report table.inputs{margin:.4rem 0 1rem;max-width:100%}
+.pfm-report .inputs td{text-align:left;white-space:normal;overflow-wrap:anywhere}
+.pfm-report .plot{max-width:100%;overflow-x:auto;margin:.6rem 0}
+.pfm-report .plot svg{display:block;max-width:100%;height:auto}
 .pfm-report .findings{background:#f7f7fb;border:1px solid #d8d8e8;padding:.2rem 1rem .6rem}
 .pfm-report .findings li{margin:.3rem 0}
 .pfm-report .findings li.gate{color:#8a1010}
+.pfm-report .toc{margin-bottom:1rem}
 .pfm-report .toc ol{columns:2 18rem;margin:.2rem 0}
+@media print{.pfm-report{max-width:none;margin:0;padding:0;font-size:10pt}
+.pfm-report .scroll,.pfm-report .plot{overflow:visible;background:none}
+.pfm-report table{font-size:7pt}.pfm-report th,.pfm-report td{white-space:normal}
+.pfm-report .scroll td:first-child,.pfm-report .scroll th:first-child{position:static}
+.pfm-report tr,.pfm-report .plot,.pfm-report h3{break-inside:avoid}
+.pfm-report h2,.pfm-report h3{break-after:avoid}
+.pfm-report a{color:inherit;text-decoration:none}.pfm-report .toc{display:none}}
 """
 
 
@@ -69,7 +90,9 @@ def _number(text: str) -> str:
     return f'<td>{_h(m.group(1))}<span class="ci">{_h(m.group(2))}</span></td>'
 
 
-def _table(view: View) -> str:
+def _table(view: View, label: str) -> str:
+    """A view as a table in a box that scrolls sideways on its own (focusable, so the keyboard
+    scrolls it too): a wide table never widens the page; its first column stays in view."""
     head = "".join(f"<th>{_h(c)}</th>" for c in view.columns)
     body = "".join(
         "<tr>"
@@ -81,7 +104,8 @@ def _table(view: View) -> str:
         for row in view.rows
     )
     return (
-        f'<div class="scroll"><table><thead><tr>{head}</tr></thead>'
+        f'<div class="scroll" role="region" tabindex="0" aria-label="{_h(label)}">'
+        f"<table><thead><tr>{head}</tr></thead>"
         f"<tbody>{body}</tbody></table></div>"
     )
 
@@ -140,7 +164,8 @@ def render_html(
                 continue
             if view.heading is not None:
                 parts.append(f"<h3>{_h(view.heading)}</h3>")
-            parts.append(_table(view))
+            label = s.title if view.heading is None else f"{s.title}: {view.heading}"
+            parts.append(_table(view, label))
         for n in s.notes:
             parts.append(f'<p class="note">{_h(n)}</p>')
         parts.append("</section>")

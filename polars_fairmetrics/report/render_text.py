@@ -123,16 +123,76 @@ def _pad(text: str, width: int, right: bool) -> str:
     return fill + text if right else text + fill
 
 
+def _wrap(text: str, width: int) -> list[str]:
+    """``text`` in lines of at most ``width`` terminal columns: broken at spaces, a word longer
+    than a line broken where it must (only labels and headings are wrapped, never a number)."""
+    if _width(text) <= width:
+        return [text]
+    lines: list[str] = []
+    line = ""
+    for word in text.split(" "):
+        candidate = f"{line} {word}" if line else word
+        if _width(candidate) <= width:
+            line = candidate
+            continue
+        if line:
+            lines.append(line)
+        line = ""
+        for c in word:  # a word wider than a line: cut it
+            if _width(line + c) > width:
+                lines.append(line)
+                line = ""
+            line += c
+    lines.append(line)
+    return [x for x in lines if x] or [""]
+
+
+_MIN_LABEL = 16
+"""Narrowest the label (first) column is made when a table must fit a width."""
+
+
+def _fitted_widths(view: View, width: int | None) -> list[int]:
+    """Column widths: each column as wide as its widest cell and heading; to fit ``width``, a
+    heading or a text cell (a label) is wrapped, never a number. The label column shares the
+    width with the widest single other column."""
+    cells = [max([0, *(_width(r[i]) for r in view.rows)]) for i in range(len(view.columns))]
+    heads = [max(_width(w) for w in c.split(" ")) if c else 0 for c in view.columns]
+    widths = [max(c, _width(h)) for c, h in zip(cells, view.columns, strict=True)]
+    if width is None or len(widths) < 2:
+        return widths
+    # the label column: leave room for the widest number column beside it
+    rest = max(cells[i] if view.numeric[i] else min(widths[i], 24) for i in range(1, len(cells)))
+    widths[0] = min(widths[0], max(_MIN_LABEL, heads[0], width - 3 - rest))
+    room = width - widths[0] - 3  # a column alone beside the label
+    for i in range(1, len(widths)):
+        floor = cells[i] if view.numeric[i] else min(cells[i], 12)
+        widths[i] = max(min(widths[i], room), floor, min(heads[i], room))
+    return widths
+
+
 def text_table(view: View, width: int | None = None) -> list[str]:
-    """A view as lines of a plain-text table (every cell shown in full).
+    """A view as lines of a plain-text table (every number shown in full, on one line).
 
     With ``width``, a table wider than that is cut into blocks of whole columns, each block
-    repeating the first (label) column, so no line is wider than ``width`` (unless one column
-    alone is) and the terminal never wraps a cell mid-number.
+    repeating the first (label) column, and headings and labels too long for a column wrap onto
+    more lines; so no line is wider than ``width`` (unless one number alone is) and the terminal
+    never wraps a cell mid-number.
+
+    Examples
+    --------
+    >>> from polars_fairmetrics.report.views import View
+    >>> v = View(None, ("metric", 'group="a"', 'group="b"'),
+    ...          (("tpr", "0.50 [0.40, 0.60]", "0.70 [0.60, 0.80]"),), (False, True, True))
+    >>> print("\\n".join(text_table(v, 30)))
+    metric | group="a"
+    -------+------------------
+    tpr    | 0.50 [0.40, 0.60]
+    <BLANKLINE>
+    metric | group="b"
+    -------+------------------
+    tpr    | 0.70 [0.60, 0.80]
     """
-    widths = [_width(c) for c in view.columns]
-    for row in view.rows:
-        widths = [max(w, _width(c)) for w, c in zip(widths, row, strict=True)]
+    widths = _fitted_widths(view, width)
     blocks: list[list[int]] = [list(range(len(widths)))]
     if width is not None and len(widths) > 1 and sum(widths) + 3 * (len(widths) - 1) > width:
         blocks = [[0]]
@@ -141,21 +201,40 @@ def text_table(view: View, width: int | None = None) -> list[str]:
             if len(blocks[-1]) > 1 and used + 3 + widths[i] > width:
                 blocks.append([0])
             blocks[-1].append(i)
+
+    def lines(cells: Sequence[str], cols: list[int], numeric: bool) -> list[str]:
+        parts = [
+            [cells[i]] if numeric and view.numeric[i] else _wrap(cells[i], widths[i]) for i in cols
+        ]
+        out = []
+        for k in range(max(len(p) for p in parts)):
+            out.append(
+                " | ".join(
+                    _pad(p[k] if k < len(p) else "", widths[i], numeric and view.numeric[i])
+                    for p, i in zip(parts, cols, strict=True)
+                ).rstrip()
+            )
+        return out
+
     out: list[str] = []
     for b, cols in enumerate(blocks):
         if b:
             out.append("")
-        out.append(" | ".join(_pad(view.columns[i], widths[i], False) for i in cols))
+        out += lines(view.columns, cols, False)
         out.append("-+-".join("-" * widths[i] for i in cols))
-        out += [
-            " | ".join(_pad(row[i], widths[i], view.numeric[i]) for i in cols) for row in view.rows
-        ]
+        for row in view.rows:
+            out += lines(row, cols, True)
     return out
 
 
 def render_terminal(report: Contents, *, width: int | None = None) -> str:
-    """The report as plain text: a heading, what was audited and a table per attribute."""
-    cols = width or max(80, min(shutil.get_terminal_size((120, 24)).columns, 200))
+    """The report as plain text: a heading, what was audited and a table per attribute.
+
+    Every line fits ``width`` columns (default: the terminal's, from 60 to 200): wide tables
+    are cut into blocks of whole columns (:func:`text_table`), a number and its interval are
+    never split across lines.
+    """
+    cols = width or max(60, min(shutil.get_terminal_size((120, 24)).columns, 200))
     out: list[str] = ["Fairness audit", "=" * 14]
 
     def wrapped(text: str) -> list[str]:
@@ -179,7 +258,7 @@ def render_terminal(report: Contents, *, width: int | None = None) -> str:
         out += textwrap.wrap(visible(s.description), width=min(cols, 100))
         for view in section_views(s):
             if view.heading is not None:
-                out.append(f"[{view.heading}]")
+                out += wrapped(f"[{view.heading}]")
             if view.height:
                 out += text_table(view, cols)
         for n in s.notes:
