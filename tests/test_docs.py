@@ -35,13 +35,22 @@ def _blocks(page: Path) -> list[tuple[dict[str, str], str]]:
     return found
 
 
-def _run(page: Path, blocks: list[str]) -> None:
-    namespace: dict[str, object] = {"__name__": f"doc_{page.stem}"}
+def _run(page: Path, blocks: list[str]) -> list[str]:
+    """Run the blocks in one namespace; what each block printed with ``print``."""
+    printed: list[str] = []
+
+    def capture(*args: object, sep: str | None = " ", end: str | None = "\n", **_: object) -> None:
+        printed[-1] += (" " if sep is None else sep).join(map(str, args))
+        printed[-1] += "\n" if end is None else end
+
+    namespace: dict[str, object] = {"__name__": f"doc_{page.stem}", "print": capture}
     for i, code in enumerate(blocks):
+        printed.append("")
         try:
             exec(compile(code, f"{page.name}[block {i}]", "exec"), namespace)
         except Exception as exc:  # pragma: no cover - the message says which block failed
             raise AssertionError(f"{page.name} block {i} failed: {exc!r}\n{code}") from exc
+    return printed
 
 
 @pytest.mark.parametrize("page", PAGES, ids=[p.name for p in PAGES])
@@ -58,6 +67,10 @@ def test_page_examples_run(page: Path, monkeypatch: pytest.MonkeyPatch, tmp_path
         exec_dir = tmp_path / "exec"
         exec_dir.mkdir()
         monkeypatch.chdir(exec_dir)
-        _run(page, [code for _, code in executed])
+        printed = _run(page, [code for _, code in executed])
         # The build runs them from the repository root: they must not write files.
         assert sorted(p.name for p in exec_dir.iterdir()) == []
+        # A block shown with a result box prints something; one without prints nothing (or its
+        # output would be lost).
+        for (attrs, code), out in zip(executed, printed, strict=True):
+            assert bool(out.strip()) == ("result" in attrs), f"{page.name}: {attrs}\n{code}"
