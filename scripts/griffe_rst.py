@@ -169,8 +169,12 @@ class _PackageResolver:
                     if found is not None:
                         return found
                 scope = scope.parent
-            candidates = self.by_name.get(target, [])
-            return candidates[0] if len(candidates) == 1 else None
+            # Elsewhere in the package, if the name (or a dotted path's head) is defined only once.
+            head, _, rest = target.partition(".")
+            candidates = self.by_name.get(head, [])
+            if len(candidates) != 1:
+                return None
+            return self.lookup(f"{candidates[0]}.{rest}") if rest else candidates[0]
 
         return resolve
 

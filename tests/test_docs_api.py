@@ -108,6 +108,10 @@ def test_bare_names_resolve_relative_to_the_docstring() -> None:
         "polars_fairmetrics.counts.combine_counts"
     )
     assert resolve("func", "no_such_function_anywhere") is None
+    # A dotted name whose head is defined once elsewhere in the package.
+    assert resolve("attr", "MetricSpec.proportion") == (
+        "polars_fairmetrics.metrics.MetricSpec.proportion"
+    )
     assert resolve("class", "polars.DataFrame") is None
     converted = rst.rst_to_markdown("See :func:`no_such_function_anywhere`.", resolve)
     assert converted == "See `no_such_function_anywhere`."
