@@ -190,7 +190,7 @@ def demographic_parity_difference(
 ) -> float | None:
     r"""Demographic parity difference (fairlearn): the spread of selection rates over groups.
 
-    .. math:: \max_g SR_g - \min_g SR_g \quad\text{or (to_overall)}\quad \max_g |SR_g - SR|
+    .. math:: \max_g SR_g - \min_g SR_g \quad\text{or (to\_overall)}\quad \max_g |SR_g - SR|
 
     with :math:`SR_g = P(\hat Y = 1 \mid A = g)`. 0 is parity.
 
@@ -246,7 +246,7 @@ def demographic_parity_ratio(
 ) -> float | None:
     r"""Demographic parity ratio (fairlearn): smallest over largest selection rate.
 
-    .. math:: \min_g SR_g / \max_g SR_g \quad\text{or (to_overall)}\quad
+    .. math:: \min_g SR_g / \max_g SR_g \quad\text{or (to\_overall)}\quad
               \min_g \min(SR_g / SR,\ SR / SR_g)
 
     1 is parity; the four-fifths rule flags values below 0.8. Arguments as for

@@ -993,7 +993,9 @@ def test_guide_code_blocks() -> None:
 
     guide = pathlib.Path(__file__).parent.parent / "docs" / "distribution_shift.md"
     blocks = re.findall(
-        r"^```python( skip-test)?\n(.*?)^```", guide.read_text(), flags=re.DOTALL | re.MULTILINE
+        r"^```python( skip-test)?(?: exec=[^\n]*)?\n(.*?)^```",
+        guide.read_text(),
+        flags=re.DOTALL | re.MULTILINE,
     )
     assert len(blocks) >= 10
     adult = pathlib.Path("../shared/data/adult.parquet")
