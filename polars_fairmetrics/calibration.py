@@ -827,13 +827,23 @@ def _comparisons(
     ``m_reference_value``, ``m_difference``, ``m_ratio``."""
     if reference is None:
         raise InvalidOptionError("reference= is None; pass a group value, 'rest' or 'overall'")
-    unit = [_U, *layout.partitions, *layout.keys]
-    grid = _reference_grid(cells, layout, reference, use_w)
-    own = grid.select(*unit, _SC, *_STATS)
-    ref = grid.select(*unit, _SC, *[pl.col(f"_pfm_ref_{c}").alias(c) for c in _STATS])
-    own_stats = _unit_statistics(own.filter(pl.col(_C) > 0), unit, names, n_bins, strategy)
-    ref_stats = _unit_statistics(ref.filter(pl.col(_C) > 0), unit, names, n_bins, strategy)
+    parts = [_U, *layout.partitions]
+    unit = [*parts, *layout.keys]
     sizes = _sizes(cells, layout, use_w)
+    if isinstance(reference, str) and reference == "overall":
+        # one reference per partition: the pooled cells' statistics, computed once and
+        # broadcast to its groups (not once per group on a group × score grid)
+        valid = _normalized(cells, layout, use_w).filter(pl.col(_C) > 0)
+        own_stats = _unit_statistics(valid, unit, names, n_bins, strategy)
+        pooled = valid.group_by(*parts, _SC).agg(pl.col(c).sum() for c in _STATS)
+        pooled_stats = _unit_statistics(pooled, parts, names, n_bins, strategy)
+        ref_stats = sizes.select(unit).join(pooled_stats, on=parts, how="left", nulls_equal=True)
+    else:
+        grid = _reference_grid(cells, layout, reference, use_w)
+        own = grid.select(*unit, _SC, *_STATS)
+        ref = grid.select(*unit, _SC, *[pl.col(f"_pfm_ref_{c}").alias(c) for c in _STATS])
+        own_stats = _unit_statistics(own.filter(pl.col(_C) > 0), unit, names, n_bins, strategy)
+        ref_stats = _unit_statistics(ref.filter(pl.col(_C) > 0), unit, names, n_bins, strategy)
     size_layout = Layout(keys=layout.keys, partitions=[_U, *layout.partitions])
     special = isinstance(reference, str) and reference in ("overall", "rest")
     mask = (

@@ -529,3 +529,41 @@ def test_text_labels() -> None:
     out = pfm.calibration_metrics(df, y_true="y", y_score="s", pos_label="yes", metrics="citl")
     assert out["value"].item() == pytest.approx((0.9 + 0.1 + 0.6) / 3 - 2 / 3)
     assert math.isfinite(out["value"].item())
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    seed=st.integers(0, 10_000),
+    n=st.integers(1, 300),
+    weighted=st.booleans(),
+    strategy=st.sampled_from(["uniform", "quantile"]),
+)
+def test_overall_reference_is_the_ungrouped_statistic(
+    seed: int, n: int, weighted: bool, strategy: Any
+) -> None:
+    """The "overall" reference (pooled once per partition) equals the statistics of the
+    whole data computed without groups — for every group, and with a null group key."""
+    rng = np.random.default_rng(seed)
+    df = pl.DataFrame(
+        {
+            "g": rng.choice(["a", "b", None], n).tolist(),
+            "y": rng.integers(0, 2, n),
+            "s": np.round(rng.random(n), 2),
+            "w": rng.gamma(2.0, 1.0, n),
+        }
+    )
+    kw: dict[str, Any] = {"weight": "w"} if weighted else {}
+    names = ["expected_calibration_error", "calibration_in_the_large", "calibration_slope"]
+    disp = pfm.calibration_disparities(
+        df, y_true="y", y_score="s", by="g", n_bins=4, strategy=strategy, reference="overall", **kw
+    )
+    whole = pfm.calibration_metrics(df, y_true="y", y_score="s", n_bins=4, strategy=strategy, **kw)
+    expected = dict(zip(whole["metric"].to_list(), whole["value"].to_list(), strict=True))
+    for m in names:
+        got = disp.filter(pl.col("metric") == m)["reference_value"].to_list()
+        assert len(got) == disp["g"].n_unique()
+        for value in got:
+            if expected[m] is None:
+                assert value is None
+            else:
+                assert value == pytest.approx(expected[m], rel=1e-9, abs=1e-9)
