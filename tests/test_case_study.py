@@ -173,3 +173,22 @@ def test_main_writes_options_and_agreement(
     assert "of 4 published means" in text
     agreement = text.split("## Agreement with the paper")[1].split("### Published means")[0]
     assert agreement.count("| LogisticRegression |") == 4 + 1  # a row per metric, a total
+
+
+def test_test_part_without_one_sex_has_null_gaps(cs: ModuleType) -> None:
+    # at GR = 0.01 a non-stratified test part can hold no woman: no gap, performance defined
+    pred = pl.DataFrame(
+        {
+            "y": [True, False, True, False, True, False],
+            "pred": [True, False, False, False, True, True],
+            "sex": ["Male", "Male", "Female", "Female", "Male", "Male"],
+            "ir": [0.5] * 6,
+            "gr": [0.01] * 6,
+            "holdout": [0, 0, 0, 0, 1, 1],
+            "classifier": ["GaussianNB"] * 6,
+        }
+    )
+    scores = cs.evaluate(pred, "male-minus-female").sort("holdout")
+    assert scores["SP"].to_list() == [pytest.approx(0.5 - 0.0), None]
+    assert scores["recall"].to_list() == [pytest.approx(0.5), pytest.approx(1.0)]
+    assert scores["balanced_accuracy"][1] == pytest.approx(0.5)
