@@ -494,7 +494,7 @@ def write_markdown(
     both = summary.join(paper_frame(), on=["metric", "ir", "gr", "classifier"], how="left")
     first, second = ("Male", "Female") if sign == "male-minus-female" else ("Female", "Male")
     cmp = comparison(summary).filter(pl.col("within_2se").is_not_null())
-    overall = cmp["within_2se"].mean() if cmp.height else None
+    overall = int(cmp["within_2se"].sum()) / cmp.height if cmp.height else None
     lines = [
         "# Case study: fairness of six classifiers on Adult under controlled IR and GR",
         "",
@@ -508,7 +508,7 @@ def write_markdown(
     ]
     if overall is not None:
         lines += [
-            f"**Agreement with the paper:** {cmp['within_2se'].sum()} of {cmp.height} "
+            f"**Agreement with the paper:** {int(cmp['within_2se'].sum())} of {cmp.height} "
             f"published means ({overall:.0%}) are within 2 standard errors "
             "(std / sqrt(holdouts)) of ours.",
             "",
@@ -557,18 +557,19 @@ def write_markdown(
         "| metric | classifier | mean diff | max abs diff | within 2 s.e. | share |",
         "|---|---|---|---|---|---|",
     ]
-    for r in agg.iter_rows(named=True):
+    for rec in agg.iter_rows(named=True):
         lines.append(
-            f"| {r['metric']} | {r['classifier']} | {r['mean_diff']:+.3f} | "
-            f"{r['max_abs_diff']:.3f} | {r['within']}/{r['cells']} | "
-            f"{r['within'] / r['cells']:.0%} |"
+            f"| {rec['metric']} | {rec['classifier']} | {rec['mean_diff']:+.3f} | "
+            f"{rec['max_abs_diff']:.3f} | {rec['within']}/{rec['cells']} | "
+            f"{rec['within'] / rec['cells']:.0%} |"
         )
     for col in ("metric", "classifier"):
         tot = cmp.group_by(col).agg(pl.col("within_2se").sum(), pl.len()).sort(col)
         lines += ["", f"| {col} | within 2 s.e. | share |", "|---|---|---|"]
-        for r in tot.iter_rows(named=True):
+        for rec in tot.iter_rows(named=True):
             lines.append(
-                f"| {r[col]} | {r['within_2se']}/{r['len']} | {r['within_2se'] / r['len']:.0%} |"
+                f"| {rec[col]} | {rec['within_2se']}/{rec['len']} | "
+                f"{rec['within_2se'] / rec['len']:.0%} |"
             )
     outside = cmp.filter(~pl.col("within_2se")).sort("metric", "classifier", "gr", "ir")
     lines += [
@@ -578,11 +579,11 @@ def write_markdown(
         "| metric | classifier | IR | GR | ours (std) | paper | diff | 2 s.e. |",
         "|---|---|---|---|---|---|---|---|",
     ]
-    for r in outside.iter_rows(named=True):
+    for rec in outside.iter_rows(named=True):
         lines.append(
-            f"| {r['metric']} | {r['classifier']} | {r['ir']} | {r['gr']} | "
-            f"{_cell(r['mean'], r['std'])} | {r['paper']:.3f} | {r['diff']:+.3f} | "
-            f"{2 * r['se']:.3f} |"
+            f"| {rec['metric']} | {rec['classifier']} | {rec['ir']} | {rec['gr']} | "
+            f"{_cell(rec['mean'], rec['std'])} | {rec['paper']:.3f} | {rec['diff']:+.3f} | "
+            f"{2 * rec['se']:.3f} |"
         )
     lines += ["", "## Fairness measures (mean (std) over holdouts)", ""]
     for varied, fixed_col in (("ir", "gr"), ("gr", "ir")):
