@@ -3,34 +3,49 @@
 Subsets of 1,100 rows with a controlled imbalance ratio (IR, share of ``>50K``) and group ratio
 (GR, share of women), one ratio varied over {0.01, 0.02, 0.05, 0.1, ..., 0.9, 0.95, 0.98, 0.99}
 while the other is 0.5, drawn with :func:`polars_fairmetrics.sampling.sample_ir_gr` (the group
-ratio holds within each class). Each subset gets ``--holdouts`` stratified 67/33 holdouts; six
+ratio holds within each class). Each subset gets ``--holdouts`` 67/33 holdouts; six
 scikit-learn classifiers with default settings are trained on each; the test predictions give
-balanced accuracy, G-mean, recall, F1 and the six fairness measures (protected − unprotected,
-Female = protected). Undefined values (0/0) are left out of the mean and counted.
+balanced accuracy, G-mean, recall, F1 (:func:`polars_fairmetrics.metrics_from_counts`) and the
+six fairness measures as differences between the sexes (:func:`polars_fairmetrics.disparities`
+with the other sex as reference). Undefined values (0/0) are left out of the mean and counted.
 
 Requires the optional extra scikit-learn. Usage (from the repository root)::
 
-    PYTHONPATH=. python benchmarks/case_study_adult.py --holdouts 50 --out docs/case_study.md
+    PYTHONPATH=. python benchmarks/case_study_adult.py --holdouts 50
 
-Preprocessing (the paper does not spell it out): rows with a missing value are dropped;
-categorical columns are one-hot encoded and numeric columns standardised, both fitted on the
-training part of each holdout; every attribute except ``income`` and ``split`` is a feature
-(``sex`` included).
+``--preprocessing`` (default ``authors``) follows the authors' published code for the paper:
+
+- ``authors``: ``fnlwgt`` dropped; a missing categorical value (``?`` in the UCI file, null in
+  ``adult.parquet``) kept as the category ``?``; categorical columns ordinal-encoded
+  (scikit-learn ``OrdinalEncoder``, codes fitted on the subset; they use no label); numeric
+  columns ``KNNImputer`` then ``StandardScaler`` (fitted on the training part); holdouts from
+  the non-stratified ``ShuffleSplit(n_splits=holdouts, test_size=0.33, random_state=2137)``.
+- ``onehot-stratified``: the package's earlier setup: rows with a missing value dropped,
+  ``fnlwgt`` kept, categorical columns one-hot encoded and numeric columns standardised (fitted
+  on the training part), class-stratified 67/33 holdouts (``train_test_split``).
+
+``--sign`` (default ``male-minus-female``, as the authors) orders every fairness difference:
+rate(Male) − rate(Female), or rate(Female) − rate(Male) with ``female-minus-male``.
 """
 
 from __future__ import annotations
 
 import argparse
-import math
 import time
 import warnings
+from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import polars as pl
 
+from polars_fairmetrics import confusion_counts, disparities, metrics_from_counts
 from polars_fairmetrics.sampling import sample_ir_gr
 
+PREPROCESSING = ("authors", "onehot-stratified")
+SIGNS = ("male-minus-female", "female-minus-male")
+AUTHORS_SPLIT_RANDOM_STATE = 2137
 RATIOS = [0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.98, 0.99]
 CLASSIFIERS = [
     "RandomForest",
@@ -230,100 +245,200 @@ def make_models(seed: int) -> dict[str, object]:
     }
 
 
-def _div(a: float, b: float) -> float:
-    return a / b if b else math.nan
+# package metric behind each reported name
+PERF_METRICS = {
+    "balanced_accuracy": "balanced_accuracy",
+    "g_mean": "g_mean",
+    "recall": "true_positive_rate",
+    "f1": "f1_score",
+}
+FAIR_METRICS = {
+    "AE": "accuracy",
+    "SP": "selection_rate",
+    "EO": "true_positive_rate",
+    "PE": "false_positive_rate",
+    "PPP": "positive_predictive_value",
+    "NPP": "negative_predictive_value",
+}
 
 
-def scores(y: np.ndarray, pred: np.ndarray, prot: np.ndarray) -> dict[str, float]:
-    """Performance on the whole test set and fairness = rate(protected) − rate(unprotected)."""
-
-    def counts(mask: np.ndarray) -> tuple[int, int, int, int]:
-        yy, pp = y[mask], pred[mask]
-        return (
-            int(np.sum(yy & pp)),
-            int(np.sum(~yy & pp)),
-            int(np.sum(~yy & ~pp)),
-            int(np.sum(yy & ~pp)),
-        )
-
-    tp, fp, tn, fn = counts(np.ones_like(y))
-    tpr, tnr = _div(tp, tp + fn), _div(tn, tn + fp)
-    ppv = _div(tp, tp + fp)
-    out = {
-        "balanced_accuracy": (tpr + tnr) / 2,
-        "g_mean": math.sqrt(tpr * tnr),
-        "recall": tpr,
-        "f1": _div(2 * tp, 2 * tp + fp + fn),
-    }
-    _ = ppv
-    rates = {
-        "AE": lambda tp, fp, tn, fn: _div(tp + tn, tp + fp + tn + fn),
-        "SP": lambda tp, fp, tn, fn: _div(tp + fp, tp + fp + tn + fn),
-        "EO": lambda tp, fp, tn, fn: _div(tp, tp + fn),
-        "PE": lambda tp, fp, tn, fn: _div(fp, fp + tn),
-        "PPP": lambda tp, fp, tn, fn: _div(tp, tp + fp),
-        "NPP": lambda tp, fp, tn, fn: _div(tn, tn + fn),
-    }
-    cp, cu = counts(prot), counts(~prot)
-    for name, f in rates.items():
-        out[name] = f(*cp) - f(*cu)
-    return out
-
-
-def run(holdouts: int, seed: int, data: Path) -> pl.DataFrame:
+def _pipeline(preprocessing: str, categorical: list[str], numeric: list[str], model: Any) -> Any:
+    """Feature preprocessing + ``model``, fitted on the training part of each holdout."""
     from sklearn.compose import ColumnTransformer
-    from sklearn.model_selection import train_test_split
+    from sklearn.impute import KNNImputer
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import OneHotEncoder, StandardScaler
 
-    adult = pl.read_parquet(data).drop("split").drop_nulls()
+    if preprocessing == "authors":
+        # categorical columns arrive ordinal-encoded (see _features) and pass through unscaled
+        pre = ColumnTransformer(
+            [
+                ("cat", "passthrough", categorical),
+                ("num", make_pipeline(KNNImputer(), StandardScaler()), numeric),
+            ]
+        )
+    else:
+        pre = ColumnTransformer(
+            [
+                (
+                    "cat",
+                    OneHotEncoder(handle_unknown="ignore", sparse_output=False),
+                    categorical,
+                ),
+                ("num", StandardScaler(), numeric),
+            ]
+        )
+    return make_pipeline(pre, model)
+
+
+def _features(sub: pl.DataFrame, preprocessing: str, categorical: list[str]) -> Any:
+    """The feature matrix (pandas) of one subset; ordinal codes for ``authors``."""
+    x = sub.drop("income").to_pandas()
+    if preprocessing == "authors":
+        from sklearn.preprocessing import OrdinalEncoder
+
+        # label-free: one code per category (sorted), the same in training and test parts
+        x[categorical] = OrdinalEncoder().fit_transform(x[categorical])
+    return x
+
+
+def _splits(
+    preprocessing: str, y: np.ndarray, holdouts: int, seed: int
+) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """Train/test indices of the holdouts."""
+    from sklearn.model_selection import ShuffleSplit, train_test_split
+
+    idx = np.arange(len(y))
+    if preprocessing == "authors":
+        # the first k splits do not depend on n_splits, so --holdouts 5 = the paper's first 5
+        splitter = ShuffleSplit(
+            n_splits=holdouts, test_size=0.33, random_state=AUTHORS_SPLIT_RANDOM_STATE
+        )
+        yield from splitter.split(idx)
+    else:
+        for h in range(holdouts):
+            tr, te = train_test_split(idx, test_size=0.33, stratify=y, random_state=seed * 1000 + h)
+            yield tr, te
+
+
+def load_adult(data: Path, preprocessing: str) -> pl.DataFrame:
+    """Adult rows with the features of ``preprocessing`` and ``income``."""
+    adult = pl.read_parquet(data).drop("split")
+    if preprocessing == "authors":
+        strings = [c for c, t in adult.schema.items() if t == pl.String and c != "income"]
+        return adult.drop("fnlwgt").with_columns(pl.col(strings).fill_null("?"))
+    return adult.drop_nulls()
+
+
+def run(
+    holdouts: int,
+    seed: int,
+    data: Path,
+    preprocessing: str = "authors",
+    configs: Sequence[tuple[float, float]] | None = None,
+    classifiers: Sequence[str] | None = None,
+    n: int = 1100,
+) -> pl.DataFrame:
+    """Test-part predictions: one row per (IR, GR, holdout, classifier, test row)."""
+    if preprocessing not in PREPROCESSING:
+        raise ValueError(f"preprocessing must be one of {PREPROCESSING}, got {preprocessing!r}")
+    adult = load_adult(data, preprocessing)
     features = [c for c in adult.columns if c != "income"]
     categorical = [c for c in features if adult.schema[c] == pl.String]
     numeric = [c for c in features if c not in categorical]
-    records = []
-    configs = configurations()
+    names = list(CLASSIFIERS if classifiers is None else classifiers)
+    all_configs = configurations()
+    chosen = all_configs if configs is None else list(configs)
+    parts = []
     t0 = time.perf_counter()
-    for ci, (ir, gr) in enumerate(configs):
+    for k, (ir, gr) in enumerate(chosen):
+        ci = all_configs.index((ir, gr))  # the subset's draw does not depend on the selection
         sub = sample_ir_gr(
             adult,
             y_true="income",
             group="sex",
             protected="Female",
-            n=1100,
+            n=n,
             ir=ir,
             gr=gr,
             seed=seed + ci,
             pos_label=">50K",
         )
-        x = sub.select(features).to_pandas()
+        x = _features(sub, preprocessing, categorical)
         y = (sub["income"] == ">50K").to_numpy()
-        prot = (sub["sex"] == "Female").to_numpy()
-        for h in range(holdouts):
-            idx = np.arange(len(y))
-            tr, te = train_test_split(idx, test_size=0.33, stratify=y, random_state=seed * 1000 + h)
-            for name, model in make_models(seed + h).items():
-                pre = ColumnTransformer(
-                    [
-                        (
-                            "cat",
-                            OneHotEncoder(handle_unknown="ignore", sparse_output=False),
-                            categorical,
-                        ),
-                        ("num", StandardScaler(), numeric),
-                    ]
-                )
-                pipe = make_pipeline(pre, model)
+        sex = sub["sex"].to_numpy()
+        for h, (tr, te) in enumerate(_splits(preprocessing, y, holdouts, seed)):
+            models = make_models(seed + h)
+            for name in names:
+                pipe = _pipeline(preprocessing, categorical, numeric, models[name])
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
                     pipe.fit(x.iloc[tr], y[tr])
                     pred = np.asarray(pipe.predict(x.iloc[te])).astype(bool)
-                s = scores(y[te], pred, prot[te])
-                records.append({"ir": ir, "gr": gr, "holdout": h, "classifier": name, **s})
+                parts.append(
+                    pl.DataFrame(
+                        {"y": y[te], "pred": pred, "sex": sex[te]},
+                        schema={"y": pl.Boolean, "pred": pl.Boolean, "sex": pl.String},
+                    ).with_columns(
+                        ir=pl.lit(ir),
+                        gr=pl.lit(gr),
+                        holdout=pl.lit(h, dtype=pl.Int64),
+                        classifier=pl.lit(name),
+                    )
+                )
         print(
-            f"[{ci + 1}/{len(configs)}] IR={ir} GR={gr} done at {time.perf_counter() - t0:.0f}s",
+            f"[{k + 1}/{len(chosen)}] IR={ir} GR={gr} done at {time.perf_counter() - t0:.0f}s",
             flush=True,
         )
-    return pl.DataFrame(records).fill_nan(None)
+    return pl.concat(parts)
+
+
+def evaluate(predictions: pl.DataFrame, sign: str = "male-minus-female") -> pl.DataFrame:
+    """Per-holdout scores with the package's functions: one row per (IR, GR, holdout, classifier).
+
+    Performance on the whole test part (:func:`~polars_fairmetrics.metrics_from_counts`);
+    fairness = rate(first sex) − rate(second sex) of ``sign`` through the disparity engine
+    (:func:`~polars_fairmetrics.disparities` with the second sex as reference). 0/0 is null.
+    """
+    if sign not in SIGNS:
+        raise ValueError(f"sign must be one of {SIGNS}, got {sign!r}")
+    group, reference = ("Male", "Female") if sign == "male-minus-female" else ("Female", "Male")
+    keys = ["ir", "gr", "holdout", "classifier"]
+    # one integer per holdout run; the package treats a "replicate" column as a partition
+    runs = predictions.select(keys).unique(maintain_order=True).with_row_index("run")
+    rows = predictions.join(runs, on=keys, how="left")
+    overall = confusion_counts(rows, y_true="y", y_pred="pred", by="run")
+    perf = (
+        metrics_from_counts(
+            overall.rename({"run": "replicate"}), metrics=list(PERF_METRICS.values())
+        )
+        .pivot(on="metric", index="replicate", values="value")
+        .rename({v: k for k, v in PERF_METRICS.items()})
+    )
+    by_sex = confusion_counts(rows, y_true="y", y_pred="pred", by=["run", "sex"])
+    # a test part without one of the sexes (possible at GR = 0.01: ~4 women in 363 rows) has
+    # no gap: leave it out here, so its fairness values are null (counted as undefined)
+    complete = by_sex.group_by("run").agg(pl.len()).filter(pl.col("len") == 2).select("run")
+    by_sex = by_sex.join(complete, on="run", how="semi")
+    gaps = (
+        disparities(
+            by_sex.rename({"run": "replicate"}),
+            by="sex",
+            metrics=list(FAIR_METRICS.values()),
+            reference=reference,
+        )
+        .filter(pl.col("sex") == group)
+        .pivot(on="metric", index="replicate", values="difference")
+        .rename({v: k for k, v in FAIR_METRICS.items()})
+    )
+    out = (
+        runs.rename({"run": "replicate"})
+        .join(perf, on="replicate", how="left")
+        .join(gaps, on="replicate", how="left")
+    )
+    return out.select(*keys, *PERF, *FAIR).with_columns(
+        pl.col(*PERF, *FAIR).cast(pl.Float64).fill_nan(None)
+    )
 
 
 def summarise(results: pl.DataFrame) -> pl.DataFrame:
@@ -348,21 +463,56 @@ def _cell(mean: float | None, std: float | None) -> str:
     return f"{mean:.3f} ({0.0 if std is None else std:.3f})"
 
 
+def comparison(summary: pl.DataFrame) -> pl.DataFrame:
+    """Our subset means beside the published ones: one row per (metric, IR, GR, classifier).
+
+    ``se`` = std / sqrt(defined holdouts); ``within_2se`` = |ours − paper| <= 2 se (null where
+    either mean is missing).
+    """
+    both = summary.join(paper_frame(), on=["metric", "ir", "gr", "classifier"], how="inner")
+    defined = pl.col("holdouts") - pl.col("undefined")
+    return both.with_columns(
+        (pl.col("mean") - pl.col("paper")).alias("diff"),
+        (pl.col("std").fill_null(0.0) / defined.cast(pl.Float64).sqrt()).alias("se"),
+    ).with_columns(
+        pl.when(pl.col("diff").is_not_null())
+        .then(pl.col("diff").abs() <= 2 * pl.col("se"))
+        .alias("within_2se")
+    )
+
+
 def write_markdown(
-    summary: pl.DataFrame, out: Path, holdouts: int, seed: int, elapsed: float, command: str
+    summary: pl.DataFrame,
+    out: Path,
+    holdouts: int,
+    seed: int,
+    elapsed: float,
+    command: str,
+    preprocessing: str,
+    sign: str,
 ) -> None:
-    paper = paper_frame()
-    both = summary.join(paper, on=["metric", "ir", "gr", "classifier"], how="left")
+    both = summary.join(paper_frame(), on=["metric", "ir", "gr", "classifier"], how="left")
+    first, second = ("Male", "Female") if sign == "male-minus-female" else ("Female", "Male")
+    cmp = comparison(summary).filter(pl.col("within_2se").is_not_null())
+    overall = int(cmp["within_2se"].sum()) / cmp.height if cmp.height else None
     lines = [
         "# Case study: fairness of six classifiers on Adult under controlled IR and GR",
         "",
-        f"Generated by `{command}` ({holdouts} holdouts per subset, seed {seed}, "
-        f"{elapsed / 60:.1f} min on a 2-core machine). Cells are mean (std, ddof = 1) over the "
-        "holdouts; *paper* is the mean published in the paper's supplementary tables (MLP is "
-        "not in them). Fairness measures are rate(Female) − rate(Male); undefined values (0/0) "
-        "are left out of the mean and counted in the last table.",
+        f"Generated by `{command}` ({holdouts} holdouts per subset, preprocessing "
+        f"`{preprocessing}`, sign `{sign}`, seed {seed}; wall time {elapsed / 60:.1f} min on a "
+        "shared machine). Cells are mean (std, ddof = 1) over the holdouts; *paper* is the mean "
+        "published in the paper's supplementary tables (MLP is not in them). Fairness measures "
+        f"are rate({first}) − rate({second}); undefined values (0/0) are left out of the mean "
+        "and counted in the last tables.",
         "",
     ]
+    if overall is not None:
+        lines += [
+            f"**Agreement with the paper:** {int(cmp['within_2se'].sum())} of {cmp.height} "
+            f"published means ({overall:.0%}) are within 2 standard errors "
+            "(std / sqrt(holdouts)) of ours.",
+            "",
+        ]
     for metric in PERF:
         lines += [
             f"## {metric}",
@@ -373,7 +523,8 @@ def write_markdown(
             "|" + "---|" * (2 + len(CLASSIFIERS) + len(PAPER_CLASSIFIERS)),
         ]
         sub = both.filter(pl.col("metric") == metric)
-        for ir, gr in configurations():
+        present = set(summary.select("ir", "gr").iter_rows())
+        for ir, gr in [c for c in configurations() if c in present]:
             cells = []
             for c in CLASSIFIERS:
                 r = sub.filter(pl.col("ir") == ir, pl.col("gr") == gr, pl.col("classifier") == c)
@@ -388,31 +539,51 @@ def write_markdown(
                     cells.append("–" if row["paper"] is None else f"{row['paper']:.3f}")
             lines.append(f"| {ir} | {gr} | " + " | ".join(cells) + " |")
         lines.append("")
-    diff = both.filter(pl.col("paper").is_not_null(), pl.col("mean").is_not_null()).with_columns(
-        (pl.col("mean") - pl.col("paper")).alias("diff")
-    )
     agg = (
-        diff.group_by("metric", "classifier")
+        comparison(summary)
+        .filter(pl.col("within_2se").is_not_null())
+        .group_by("metric", "classifier")
         .agg(
             pl.col("diff").mean().alias("mean_diff"),
             pl.col("diff").abs().max().alias("max_abs_diff"),
-            (pl.col("diff").abs() <= 2 * pl.col("std") / math.sqrt(holdouts))
-            .mean()
-            .alias("share_within_2se"),
+            pl.col("within_2se").sum().alias("within"),
+            pl.len().alias("cells"),
         )
         .sort("metric", "classifier")
     )
     lines += [
-        "## Differences to the paper (ours − paper, over the 29 subsets)",
+        "## Agreement with the paper (ours − paper, per metric and classifier)",
         "",
-        "| metric | classifier | mean diff | max abs diff | share within 2 s.e. |",
-        "|---|---|---|---|---|",
+        "| metric | classifier | mean diff | max abs diff | within 2 s.e. | share |",
+        "|---|---|---|---|---|---|",
     ]
-    for r in agg.iter_rows(named=True):
-        share = r["share_within_2se"]
+    for rec in agg.iter_rows(named=True):
         lines.append(
-            f"| {r['metric']} | {r['classifier']} | {r['mean_diff']:+.3f} | "
-            f"{r['max_abs_diff']:.3f} | {'–' if share is None else f'{share:.2f}'} |"
+            f"| {rec['metric']} | {rec['classifier']} | {rec['mean_diff']:+.3f} | "
+            f"{rec['max_abs_diff']:.3f} | {rec['within']}/{rec['cells']} | "
+            f"{rec['within'] / rec['cells']:.0%} |"
+        )
+    for col in ("metric", "classifier"):
+        tot = cmp.group_by(col).agg(pl.col("within_2se").sum(), pl.len()).sort(col)
+        lines += ["", f"| {col} | within 2 s.e. | share |", "|---|---|---|"]
+        for rec in tot.iter_rows(named=True):
+            lines.append(
+                f"| {rec[col]} | {rec['within_2se']}/{rec['len']} | "
+                f"{rec['within_2se'] / rec['len']:.0%} |"
+            )
+    outside = cmp.filter(~pl.col("within_2se")).sort("metric", "classifier", "gr", "ir")
+    lines += [
+        "",
+        "### Published means not within 2 s.e. of ours",
+        "",
+        "| metric | classifier | IR | GR | ours (std) | paper | diff | 2 s.e. |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for rec in outside.iter_rows(named=True):
+        lines.append(
+            f"| {rec['metric']} | {rec['classifier']} | {rec['ir']} | {rec['gr']} | "
+            f"{_cell(rec['mean'], rec['std'])} | {rec['paper']:.3f} | {rec['diff']:+.3f} | "
+            f"{2 * rec['se']:.3f} |"
         )
     lines += ["", "## Fairness measures (mean (std) over holdouts)", ""]
     for varied, fixed_col in (("ir", "gr"), ("gr", "ir")):
@@ -423,7 +594,7 @@ def write_markdown(
             "|" + "---|" * (2 + len(FAIR)),
         ]
         sub = summary.filter(pl.col(fixed_col) == 0.5)
-        for c in CLASSIFIERS:
+        for c in [c for c in CLASSIFIERS if c in set(summary["classifier"])]:
             for r in sorted(set(sub[varied].to_list())):
                 cells = []
                 for f in FAIR:
@@ -443,23 +614,62 @@ def write_markdown(
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
     parser.add_argument("--holdouts", type=int, default=50)
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seed", type=int, default=0, help="subset draws and estimators")
+    parser.add_argument("--preprocessing", choices=PREPROCESSING, default="authors")
+    parser.add_argument("--sign", choices=SIGNS, default="male-minus-female")
+    parser.add_argument(
+        "--configs",
+        nargs="+",
+        default=None,
+        metavar="IR:GR",
+        help="only these subsets, e.g. 0.5:0.5 0.1:0.5 (default: all 29)",
+    )
+    parser.add_argument("--classifiers", nargs="+", choices=CLASSIFIERS, default=None)
+    parser.add_argument("--n", type=int, default=1100, help="rows per subset")
     parser.add_argument("--data", type=Path, default=Path("../shared/data/adult.parquet"))
     parser.add_argument("--out", type=Path, default=Path("docs/case_study_results.md"))
     parser.add_argument("--raw", type=Path, default=None, help="parquet of per-holdout scores")
+    parser.add_argument(
+        "--predictions", type=Path, default=None, help="parquet of the test-part predictions"
+    )
     args = parser.parse_args()
+    configs = None
+    if args.configs is not None:
+        configs = [(float(c.split(":")[0]), float(c.split(":")[1])) for c in args.configs]
+        unknown = [c for c in configs if c not in configurations()]
+        if unknown:
+            parser.error(f"--configs: not a subset of the study: {unknown}")
     t0 = time.perf_counter()
-    results = run(args.holdouts, args.seed, args.data)
+    predictions = run(
+        args.holdouts, args.seed, args.data, args.preprocessing, configs, args.classifiers, args.n
+    )
+    if args.predictions is not None:
+        predictions.write_parquet(args.predictions)
+    results = evaluate(predictions, args.sign)
     if args.raw is not None:
         results.write_parquet(args.raw)
     elapsed = time.perf_counter() - t0
     command = (
         "PYTHONPATH=. python benchmarks/case_study_adult.py "
-        f"--holdouts {args.holdouts} --seed {args.seed} --out {args.out}"
+        f"--holdouts {args.holdouts} --preprocessing {args.preprocessing} --sign {args.sign} "
+        f"--seed {args.seed}"
+        + ("" if args.configs is None else " --configs " + " ".join(args.configs))
+        + ("" if args.classifiers is None else " --classifiers " + " ".join(args.classifiers))
+        + ("" if args.n == 1100 else f" --n {args.n}")
+        + f" --out {args.out}"
     )
-    write_markdown(summarise(results), args.out, args.holdouts, args.seed, elapsed, command)
+    write_markdown(
+        summarise(results),
+        args.out,
+        args.holdouts,
+        args.seed,
+        elapsed,
+        command,
+        args.preprocessing,
+        args.sign,
+    )
     print(f"wrote {args.out} in {elapsed:.0f}s")
 
 
