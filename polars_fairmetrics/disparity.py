@@ -253,9 +253,15 @@ def check_reference(frame: FrameT, reference: Reference, layout: Layout) -> Fram
     def guard(table: pl.DataFrame) -> pl.DataFrame:
         bad = table.filter(pl.col(_HAS_REF).not_())
         if bad.height:
-            groups = table.select(keys).unique().sort(keys, nulls_last=True).rows(named=True)
-            shown = ", ".join(display_label(g) for g in groups[:20])
             first = bad.select(parts).row(0, named=True) if parts else {}
+            # the groups of the partition that lacks the reference, not of the whole table
+            here = (
+                bad.filter(*[pl.col(k).eq_missing(pl.lit(v)) for k, v in first.items()])
+                if first
+                else bad
+            )
+            groups = here.select(keys).unique().sort(keys, nulls_last=True).rows(named=True)
+            shown = ", ".join(display_label(g) for g in groups[:20])
             where = ", ".join(f"{k}={v!r}" for k, v in first.items()) or "the data"
             raise ReferenceGroupError(
                 MSG_REFERENCE.format(

@@ -146,11 +146,14 @@ def _message(template: str, placeholder: str, value: pl.Expr, **fields: Any) -> 
 def _label_guard(raw: pl.Expr, role: str, pos: Label, neg: Label) -> pl.Expr:
     """``True`` per group, or a Polars error naming the column and a value that is neither class.
 
-    One aggregation: the first value outside ``{pos, neg}`` (NaN included; null labels are null
-    in the comparison, so they are left out, not flagged).
+    One aggregation: the smallest value outside ``{pos, neg}`` (NaN included: the minimum of a
+    NaN and nulls is NaN; null labels are null in the comparison, so they are left out, not
+    flagged). A reduction of an elementwise ``when``, not ``filter().first()``: the streaming
+    engine folds it into its group-by state, where ``filter().first()`` inside a metric's
+    expression made it keep the rows (memory growing with the input).
     """
     name = raw.meta.output_name(raise_if_undetermined=False) or role
-    example = raw.filter((raw != pos) & (raw != neg)).first()
+    example = pl.when((raw != pos) & (raw != neg)).then(raw).min()
     value = _value_text(example, quoted=isinstance(pos, str))
     msg = _message(MSG_THIRD_LABEL, "{value!r}", value, column=name, role=role, pos=pos, neg=neg)
     return _raise_if(msg, name)

@@ -445,3 +445,24 @@ def test_many_thresholds_use_the_same_rule() -> None:
             df.with_columns((pl.col("s") >= t).alias("p")), y_true="y", y_pred="p"
         )
         assert swept.filter(pl.col("threshold") == t).drop("threshold").equals(explicit)
+
+
+def test_missing_reference_names_the_groups_of_its_own_partition() -> None:
+    """The error lists the groups present where the reference is missing, not elsewhere."""
+    reps = pl.DataFrame(
+        {
+            "replicate": [0, 0, 1, 1],
+            "g": ["a", "b", "a", "c"],
+            "tp": [3, 1, 2, 2],
+            "fp": [1, 2, 1, 1],
+            "tn": [4, 5, 4, 4],
+            "fn": [2, 2, 2, 2],
+        }
+    )
+    with pytest.raises(pfm.ReferenceGroupError) as info:
+        pfm.disparities(reps, by="g", metrics="tpr", reference="b")
+    text = str(info.value)
+    present = text.split("groups present:")[-1]
+    assert "replicate=1" in text
+    assert "'c'" in present or "c" in present
+    assert "b" not in present
