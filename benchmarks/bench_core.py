@@ -157,7 +157,7 @@ def main() -> None:
         "",
         f"Command: `{cmd.strip()}`  ",
         f"Machine: {platform.machine()}, {platform.python_version()}, polars {pl.__version__}, "
-        "2 cores (shared with other work during the run; ratios are from one run, best of "
+        "2 cores, no other job running (ratios are from one run, best of "
         f"{args.repeat}).",
         "",
         "*ours* = one streaming scan to the weighted count table of 4 groups + all 17 confusion "

@@ -157,9 +157,9 @@ def main() -> None:
         "",
         f"Command: `{cmd.strip()}`  ",
         f"Machine: {platform.machine()}, Python {platform.python_version()}, polars "
-        f"{pl.__version__}, 2 cores shared with five other engineers' jobs during the run "
-        f"(1-minute load average at the end: {load:.1f}); absolute times are inflated and noisy, "
-        f"the ratios are from one run, best of {args.repeat} (scikit-learn: 1 run).",
+        f"{pl.__version__}, 2 cores, no other job running (1-minute load average at the end, "
+        f"this run included: {load:.1f}); the ratios are from one run, best of {args.repeat} "
+        "(scikit-learn: 1 run).",
         "",
         "8 groups, 30 % positives, weights. *floor* = one plain Polars count pass "
         "`group_by([group, y, score >= 0.5]).agg(len, sum(w))`; *floor@curve* = the count pass at "

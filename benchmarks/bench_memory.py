@@ -219,8 +219,8 @@ def write_doc(
         "",
         f"Command: `python benchmarks/bench_memory.py {' '.join(argv)}`".rstrip() + "  ",
         f"Machine: {platform.machine()}, Python {platform.python_version()}, "
-        f"polars {pl.__version__}, 2 cores shared with five other engineers' work during the "
-        f"run (load average {load:.0f} at the end of the run; times are indicative only).",
+        f"polars {pl.__version__}, 2 cores, no other job running (load average {load:.1f} at the "
+        "end of the run, this run included).",
         "",
         f"Data: {configs_rows['large']:,} rows generated in chunks of {chunk:.0e} rows into a "
         "temporary "

@@ -175,7 +175,7 @@ def main() -> None:
         "# Audit report",
         "",
         f"Command: `python benchmarks/bench_report.py --sizes {args.sizes} "
-        f"--repeat {args.repeat}`  ",
+        f"--repeat {args.repeat}{' --no-fairlearn' if args.no_fairlearn else ''}`  ",
         f"Machine: {platform.machine()}, Python {platform.python_version()}, polars "
         f"{pl.__version__}; floor, scan and audit alternate within each of the {args.repeat} "
         "rounds (medians), so a load spike hits them alike.  ",

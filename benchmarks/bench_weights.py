@@ -258,10 +258,9 @@ def main() -> None:
         "```",
         "",
         f"Machine: {platform.machine()}, {platform.system()}, Python "
-        f"{platform.python_version()}, polars {pl.__version__}; 2 cores shared with other "
-        f"engineers' jobs during the run (1-minute load average {load_start:.1f} at the start, "
-        f"{load_end:.1f} at the end: absolute times are noisy; the ratios were measured in one "
-        "run).",
+        f"{platform.python_version()}, polars {pl.__version__}; 2 cores, no other job running "
+        f"(1-minute load average {load_start:.1f} at the start, {load_end:.1f} at the end, this "
+        "run included; the ratios were measured in one run).",
         "",
     ]
     args.doc.parent.mkdir(parents=True, exist_ok=True)
