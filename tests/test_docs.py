@@ -7,7 +7,8 @@ Blocks fenced ```python exec="on" ... session="<page>" are also run by markdown-
 is built, and their printed output is shown under them: the output on the site is produced by the
 code itself, so it cannot drift. markdown-exec runs only those blocks, in their session, from the
 directory of the build; so they run here a second time on their own, in a fresh namespace, and must
-all name one session per page (the page's stem).
+all name one session per page (the page's stem). Blocks fenced with ``html="true"`` print a figure
+as inline SVG, which the site shows beneath them.
 """
 
 from __future__ import annotations
@@ -71,6 +72,12 @@ def test_page_examples_run(page: Path, monkeypatch: pytest.MonkeyPatch, tmp_path
         # The build runs them from the repository root: they must not write files.
         assert sorted(p.name for p in exec_dir.iterdir()) == []
         # A block shown with a result box prints something; one without prints nothing (or its
-        # output would be lost).
+        # output would be lost). A block with html="true" prints the HTML shown beneath it (a
+        # figure as inline SVG): one element, never also a text result box.
         for (attrs, code), out in zip(executed, printed, strict=True):
-            assert bool(out.strip()) == ("result" in attrs), f"{page.name}: {attrs}\n{code}"
+            where = f"{page.name}: {attrs}\n{code}"
+            if attrs.get("html") == "true":
+                assert "result" not in attrs and attrs.get("source") == "block", where
+                assert out.strip().startswith("<svg") and out.strip().endswith("</svg>"), where
+            else:
+                assert bool(out.strip()) == ("result" in attrs), where
