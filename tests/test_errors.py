@@ -2040,7 +2040,7 @@ Each entry is one test, `tests/test_errors.py::test_catalog[<id>]`, run on a Dat
 LazyFrame with both engines. This page is generated from that catalog
 (`PYTHONPATH=. python tests/test_errors.py`).
 
-```python
+```python exec="on" source="block" result="text" session="errors"
 import polars as pl
 import polars_fairmetrics as pfm
 
