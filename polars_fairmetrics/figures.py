@@ -41,6 +41,12 @@ import polars as pl
 
 from polars_fairmetrics._text import visible
 from polars_fairmetrics.exceptions import ColumnNotFoundError, InvalidOptionError
+from polars_fairmetrics.metrics import (
+    Counts,
+    false_positive_rate,
+    positive_predictive_value,
+    true_positive_rate,
+)
 from polars_fairmetrics.results import (
     BETWEEN_COLUMNS,
     COMPARISON_COLUMNS,
@@ -718,17 +724,16 @@ def plot_disparities(
 
 
 def _from_counts(frame: pl.DataFrame) -> pl.DataFrame:
+    """ROC and PR coordinates of a count table per threshold, by the core's metric
+    definitions (:mod:`polars_fairmetrics.metrics`: null where undefined)."""
     w = "_w" if "tp_w" in frame.columns else ""
     tp, fp, tn, fn = (pl.col(f"{c}{w}").cast(pl.Float64) for c in ("tp", "fp", "tn", "fn"))
-
-    def div(a: pl.Expr, b: pl.Expr) -> pl.Expr:
-        return pl.when(b > 0).then(a / b).otherwise(None)
-
+    c = Counts(tp=tp, fp=fp, tn=tn, fn=fn)
     return frame.with_columns(
-        div(fp, fp + tn).alias("fpr"),
-        div(tp, tp + fn).alias("tpr"),
-        div(tp, tp + fp).alias("precision"),
-        div(tp, tp + fn).alias("recall"),
+        false_positive_rate(c).alias("fpr"),
+        true_positive_rate(c).alias("tpr"),
+        positive_predictive_value(c).alias("precision"),
+        true_positive_rate(c).alias("recall"),
     )
 
 
