@@ -247,19 +247,27 @@ def _assemble(cells: pl.LazyFrame, plan: _Plan) -> pl.LazyFrame:
     counted = (pl.col(_N) - pl.col(_WNULL)) if weighted else pl.col(_N)
     pp = pl.col(_BIN) >= pl.col(_IDX)
     yt = pl.col(_YT)
-    cells_by_thr = cells.filter(valid).join(thr, how="cross")
+    # one threshold (labels, or one score threshold): the sums and the null counts are one
+    # group_by over the keys; several: the valid cells crossed with the thresholds, joined
+    single = len(thresholds) == 1
+    if single:
+        pp = pl.col(_BIN) >= 1
+        yt = valid & pl.col(_YT)
+        no = valid & ~pl.col(_YT)
+    else:
+        no = ~yt
     cell_aggs = [
         counted.filter(yt & pp).sum().alias("tp"),
-        counted.filter(~yt & pp).sum().alias("fp"),
-        counted.filter(~yt & ~pp).sum().alias("tn"),
+        counted.filter(no & pp).sum().alias("fp"),
+        counted.filter(no & ~pp).sum().alias("tn"),
         counted.filter(yt & ~pp).sum().alias("fn"),
     ]
     if weighted:
         w = pl.col(_W)
         cell_aggs += [
             w.filter(yt & pp).sum().alias("tp_w"),
-            w.filter(~yt & pp).sum().alias("fp_w"),
-            w.filter(~yt & ~pp).sum().alias("tn_w"),
+            w.filter(no & pp).sum().alias("fp_w"),
+            w.filter(no & ~pp).sum().alias("tn_w"),
             w.filter(yt & ~pp).sum().alias("fn_w"),
         ]
     squares = list(WEIGHT_SQUARE_COLUMNS) if plan.weight_squares else []
@@ -267,13 +275,12 @@ def _assemble(cells: pl.LazyFrame, plan: _Plan) -> pl.LazyFrame:
         w2 = pl.col(_W2)
         cell_aggs += [
             w2.filter(yt & pp).sum().alias("tp_w2"),
-            w2.filter(~yt & pp).sum().alias("fp_w2"),
-            w2.filter(~yt & ~pp).sum().alias("tn_w2"),
+            w2.filter(no & pp).sum().alias("fp_w2"),
+            w2.filter(no & ~pp).sum().alias("tn_w2"),
             w2.filter(yt & ~pp).sum().alias("fn_w2"),
         ]
-    sums = cells_by_thr.group_by([*keys, _IDX]).agg(cell_aggs)
     n_null_weight = pl.col(_WNULL).sum() if weighted else pl.lit(0, dtype=pl.Int64)
-    nulls = cells.group_by(keys).agg(
+    null_aggs = [
         (
             pl.col(_N).filter(~valid).sum()
             + (pl.col(_WNULL).filter(valid).sum() if weighted else pl.lit(0, dtype=pl.Int64))
@@ -281,9 +288,15 @@ def _assemble(cells: pl.LazyFrame, plan: _Plan) -> pl.LazyFrame:
         pl.col(_N).filter(pl.col(_YT).is_null()).sum().alias("n_null_y_true"),
         pl.col(_N).filter(pl.col(_BIN).is_null()).sum().alias("n_null_y_pred"),
         n_null_weight.alias("n_null_weight"),
-    )
-    grid = nulls.join(thr, how="cross")
-    table = grid.join(sums, on=[*keys, _IDX], how="left", nulls_equal=True)
+    ]
+    if single:
+        table = cells.group_by(keys).agg(*null_aggs, *cell_aggs)
+        if plan.thresholds is not None:
+            table = table.with_columns(pl.lit(thresholds[0], dtype=pl.Float64).alias("threshold"))
+    else:
+        sums = cells.filter(valid).join(thr, how="cross").group_by([*keys, _IDX]).agg(cell_aggs)
+        grid = cells.group_by(keys).agg(null_aggs).join(thr, how="cross")
+        table = grid.join(sums, on=[*keys, _IDX], how="left", nulls_equal=True)
     int_cols = ["tp", "fp", "tn", "fn"]
     w_cols = ["tp_w", "fp_w", "tn_w", "fn_w"] if weighted else []
     table = table.with_columns(

@@ -53,6 +53,7 @@ from polars_fairmetrics.metrics import (
     _metric_names,
     _use_weighted,
     metric_columns,
+    metric_expr,
     safe_div,
 )
 from polars_fairmetrics.results import (
@@ -585,7 +586,7 @@ def _comparison_frame(
     ref = Counts.from_columns(weighted=use_w, prefix=_REF)
     values = with_ref.with_columns(
         *metric_columns(names, own, weighted=use_w),
-        *[METRICS[m].func(ref).alias(f"{m}_reference_value") for m in names],
+        *[metric_expr(m, ref).alias(f"{m}_reference_value") for m in names],
     )
     comparisons = []
     for m in names:

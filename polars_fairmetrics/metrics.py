@@ -197,6 +197,9 @@ class Counts:
     """Optional input check (row context), a native Boolean aggregation: ``True`` per group, or
     a Polars error quoting the package's message. Every metric of these counts applies it once,
     at the top of its expression."""
+    columns: tuple[bool, str] | None = field(default=None, compare=False)
+    """``(weighted, prefix)`` when the counts are a count table's columns (:meth:`from_columns`):
+    then metric expressions are built once per process (:func:`column_metric`)."""
 
     @classmethod
     def from_columns(cls, *, weighted: bool = False, prefix: str = "") -> Counts:
@@ -210,7 +213,8 @@ class Counts:
         0.6
         """
         suffix = "_w" if weighted else ""
-        return cls(*(pl.col(f"{prefix}{c}{suffix}") for c in ("tp", "fp", "tn", "fn")))
+        tp, fp, tn, fn = (pl.col(f"{prefix}{c}{suffix}") for c in ("tp", "fp", "tn", "fn"))
+        return cls(tp=tp, fp=fp, tn=tn, fn=fn, columns=(weighted, prefix))
 
     @classmethod
     def from_rows(
@@ -896,17 +900,48 @@ def key_columns(columns: Sequence[str]) -> list[str]:
     return [c for c in columns if c not in counted]
 
 
+@functools.lru_cache(maxsize=1024)
+def column_metric(name: str, weighted: bool = False, prefix: str = "") -> pl.Expr:
+    """Metric ``name`` over the count columns ``{prefix}tp`` … (``…_w`` when weighted).
+
+    The same expression as ``METRICS[name].func(Counts.from_columns(...))``, built once per
+    process: small-table code (the report's tables, the bootstrap's replicates) evaluates the
+    same metrics on many small tables, where building the expression costs more than running it.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> t = pl.DataFrame({"tp": [3], "fp": [1], "tn": [4], "fn": [2]})
+    >>> t.select(column_metric("true_positive_rate")).item()
+    0.6
+    """
+    return METRICS[name].func(Counts.from_columns(weighted=weighted, prefix=prefix))
+
+
+@functools.lru_cache(maxsize=1024)
+def _column_support(name: str) -> pl.Expr:
+    return METRICS[name].support(Counts.from_columns()).cast(pl.Int64)
+
+
+def metric_expr(name: str, counts: Counts) -> pl.Expr:
+    """Metric ``name`` of ``counts`` (:func:`column_metric`'s cached expression for a count
+    table's columns)."""
+    if counts.columns is not None:
+        return column_metric(name, *counts.columns)
+    return METRICS[name].func(counts)
+
+
 def metric_columns(names: Sequence[str], counts: Counts, *, weighted: bool) -> list[pl.Expr]:
     """The value column ``m`` and the support column ``m_support`` of each metric ``m``.
 
     Values come from ``counts`` (weighted or not); the support is always the integer count in
     the metric's denominator (columns ``tp, fp, tn, fn`` of the table).
     """
-    ints = Counts.from_columns() if weighted else counts
-    return [
-        *[METRICS[m].func(counts).alias(m) for m in names],
-        *[METRICS[m].support(ints).cast(pl.Int64).alias(f"{m}_support") for m in names],
-    ]
+    if weighted or counts.columns == (False, ""):
+        support = [_column_support(m).alias(f"{m}_support") for m in names]
+    else:
+        support = [METRICS[m].support(counts).cast(pl.Int64).alias(f"{m}_support") for m in names]
+    return [*[metric_expr(m, counts).alias(m) for m in names], *support]
 
 
 @accepts_tables

@@ -14,10 +14,12 @@ import math
 import re
 from pathlib import Path
 
+import numpy as np
 import polars as pl
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from polars.testing import assert_frame_equal
 
 import polars_fairmetrics as pfm
 from polars_fairmetrics.exceptions import InvalidScoreError, InvalidWeightError
@@ -170,3 +172,42 @@ def test_weight_checks_like_the_oracle(
             complete = [r for r in mine if None not in r]
             assert got["n"].item() == len(complete)
             assert got["n_w"].item() == pytest.approx(sum(float(r[3] or 0.0) for r in complete))
+
+
+# --- one threshold (one group_by) and several (cross join + join) agree -------------------------
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("seed", range(6))
+def test_single_threshold_route_equals_multi_threshold_route(weighted: bool, seed: int) -> None:
+    """The single-threshold plan (sums and null counts in one group_by) gives the same rows as
+    the several-threshold plan restricted to that threshold: nulls in every column, groups
+    whose rows are all null, empty cells, weights with nulls."""
+    rng = np.random.default_rng(seed)
+    n = 300
+    g = rng.choice(["a", "b", "c", None], n).tolist()
+    y = rng.choice([0.0, 1.0, None], n, p=[0.45, 0.45, 0.1]).tolist()
+    s = np.round(rng.random(n), 2).tolist()
+    s = [None if rng.random() < 0.1 else v for v in s]
+    w = [None if rng.random() < 0.05 else float(v) for v in rng.random(n) * 3]
+    df = pl.DataFrame({"g": g, "y": y, "s": s, "w": w})
+    df = df.with_columns(pl.when(pl.col("g") == "c").then(None).otherwise(pl.col("y")).alias("y"))
+    kw = {"y_true": "y", "y_score": "s", "by": "g", "weight": "w" if weighted else None}
+    one = pfm.confusion_counts(df, threshold=0.5, **kw)
+    several = pfm.confusion_counts(df, threshold=[0.25, 0.5, 0.75], **kw).filter(
+        pl.col("threshold") == 0.5
+    )
+    assert_frame_equal(one, several)
+    lazy = pfm.confusion_counts(df.lazy(), threshold=0.5, **kw)
+    assert_frame_equal(lazy.collect(engine="streaming"), one)
+
+
+def test_column_metric_is_the_metric_definition() -> None:
+    """The cached count-column expressions are the metric functions' own expressions."""
+    from polars_fairmetrics.metrics import METRICS, Counts, column_metric
+
+    for name, spec in METRICS.items():
+        for weighted in (False, True):
+            for prefix in ("", "_pfm_ref_"):
+                own = spec.func(Counts.from_columns(weighted=weighted, prefix=prefix))
+                assert column_metric(name, weighted, prefix).meta.eq(own), name
