@@ -7,19 +7,15 @@ as text; labels taken from data are made visible (control characters escaped, ne
 SVG) and ``$`` is escaped so a label is never read as math; matplotlib's SVG writer escapes the
 XML.
 
-Each function takes a small tidy table with a text ``label`` column (one per group, made by the
-caller; the report uses its display labels) and returns one ``<svg>`` element:
+- :func:`figure_svg` renders any figure as one inline ``<svg>`` element: the report's section
+  plots (:mod:`polars_fairmetrics.report.plots`) are the public figures of
+  :mod:`polars_fairmetrics.figures` rendered with it;
+- :func:`reliability_figure`: reliability diagrams, one panel per group (a small tidy table with
+  a text ``label`` column, made by the caller);
+- :func:`plot_trend` / :func:`plot_reliability`: pyplot figures of monitoring and calibration
+  tables.
 
-- :func:`metric_bars_svg`: grouped bars, one cluster per metric, whiskers with intervals;
-- :func:`forest_svg`: a disparity forest plot of criteria values against parity;
-- :func:`curve_svg`: one line per group (PR and ROC curves);
-- :func:`histogram_svg` / :func:`binned_histogram_svg`: per-group histograms;
-- :func:`reliability_figure` / :func:`reliability_svg`: a reliability diagram per group.
-
-:func:`figure_svg` renders any figure the same way: the report's section plots
-(:mod:`polars_fairmetrics.report.plots`) are the public figures of :mod:`polars_fairmetrics.figures`
-rendered with it. The ``*_svg`` blocks above remain for custom pages; this module does not know
-the report.
+This module does not know the report.
 """
 
 from __future__ import annotations
@@ -36,20 +32,10 @@ import polars as pl
 from polars_fairmetrics._text import visible
 
 __all__ = [
-    "FOUR_FIFTHS",
     "available",
-    "binned_histogram_svg",
-    "curve_svg",
     "figure_svg",
-    "forest_svg",
-    "histogram_svg",
-    "metric_bars_svg",
     "reliability_figure",
-    "reliability_svg",
 ]
-
-FOUR_FIFTHS: tuple[float, float] = (0.8, 1.25)
-"""The four-fifths band of disparate impact (and its inverse)."""
 
 
 def available() -> bool:
@@ -120,158 +106,6 @@ def _yerr(
     return [lo, hi]
 
 
-def metric_bars_svg(table: pl.DataFrame, *, title: str, label: str = "label") -> str:
-    """Grouped bars: one cluster per ``metric``, one bar per ``label`` (whiskers when the table
-    has ``ci_low`` / ``ci_high``); an undefined ``value`` has no bar."""
-    metrics = list(dict.fromkeys(table["metric"].to_list()))
-    groups = list(dict.fromkeys(table[label].to_list()))
-    has_ci = "ci_low" in table.columns and "ci_high" in table.columns
-    width = max(6.0, min(16.0, 0.25 * len(metrics) * max(len(groups), 2) + 2))
-    fig = _figure(width, 3.6)
-    ax = fig.add_subplot()
-    step = 0.8 / max(len(groups), 1)
-    for j, g in enumerate(groups):
-        rows = table.filter(pl.col(label) == g)
-        by_metric = {r["metric"]: r for r in rows.iter_rows(named=True)}
-        vals = [by_metric.get(m, {}).get("value") for m in metrics]
-        xs = [i - 0.4 + step * (j + 0.5) for i in range(len(metrics))]
-        heights = [v if v is not None else 0.0 for v in vals]
-        yerr = None
-        if has_ci:
-            yerr = _yerr(
-                vals,
-                [by_metric.get(m, {}).get("ci_low") for m in metrics],
-                [by_metric.get(m, {}).get("ci_high") for m in metrics],
-            )
-        ax.bar(xs, heights, width=step, label=_label(g), yerr=yerr, capsize=2 if yerr else 0)
-    ax.set_xticks(range(len(metrics)))
-    ax.set_xticklabels(
-        [_label(m).replace("_", " ") for m in metrics], rotation=30, ha="right", fontsize=8
-    )
-    ax.set_ylabel("value")
-    ax.set_title(_label(title), fontsize=10)
-    ax.legend(fontsize=7, ncols=min(len(groups), 4), loc="upper left", bbox_to_anchor=(1, 1))
-    ax.grid(axis="y", alpha=0.3)
-    return _svg(fig)
-
-
-def _points(
-    table: pl.DataFrame, label: str, metric: str, groups: list[Any], offset: Any, has_ci: bool
-) -> tuple[list[float], list[float], list[Any], list[Any]]:
-    rows = {r[label]: r for r in table.filter(pl.col("metric") == metric).iter_rows(named=True)}
-    ys: list[float] = []
-    xs: list[float] = []
-    lo: list[Any] = []
-    hi: list[Any] = []
-    for i, g in enumerate(groups):
-        r = rows.get(g)
-        if r is None or r["value"] is None:
-            continue
-        ys.append(offset(i))
-        xs.append(r["value"])
-        lo.append(r.get("ci_low") if has_ci else None)
-        hi.append(r.get("ci_high") if has_ci else None)
-    return xs, ys, lo, hi
-
-
-def forest_svg(
-    table: pl.DataFrame,
-    *,
-    title: str,
-    label: str = "label",
-    ratio: str | None = "disparate_impact",
-) -> str:
-    """Forest plot of criteria values (``metric``, ``value``) per ``label``.
-
-    Left: the difference criteria (0 = parity). Right: the ``ratio`` criterion (1 = parity)
-    with the four-fifths band 0.8–1.25 shaded. Whiskers when the table has ``ci_low`` /
-    ``ci_high``; an undefined value has no point.
-    """
-    groups = list(dict.fromkeys(table[label].to_list()))
-    names = list(dict.fromkeys(table["metric"].to_list()))
-    diffs = [c for c in names if c != ratio]
-    has_ratio = ratio is not None and ratio in names
-    has_ci = "ci_low" in table.columns and "ci_high" in table.columns
-    height = max(2.5, 0.28 * len(groups) * max(len(diffs), 1) / 2 + 1.5)
-    fig = _figure(11.0 if has_ratio else 7.0, height)
-    axes = fig.subplots(1, 2, width_ratios=[3, 1.4]) if has_ratio else [fig.add_subplot()]
-    ax = axes[0]
-    step = 0.8 / max(len(diffs), 1)
-    for k, crit in enumerate(diffs):
-        xs, ys, lo, hi = _points(
-            table, label, crit, groups, lambda i, k=k: i - 0.4 + step * (k + 0.5), has_ci
-        )
-        ax.errorbar(
-            xs,
-            ys,
-            xerr=_yerr(xs, lo, hi) if has_ci else None,
-            fmt="o",
-            markersize=4,
-            capsize=2,
-            label=_label(crit).replace("_", " "),
-        )
-    ax.axvline(0.0, color="black", linewidth=0.8)
-    ax.set_yticks(range(len(groups)))
-    ax.set_yticklabels([_label(g) for g in groups], fontsize=8)
-    ax.invert_yaxis()
-    ax.set_xlabel("difference: group − reference")
-    ax.set_title(_label(title), fontsize=10)
-    # the legends hang a fixed distance below the axes (clear of the tick labels and the axis
-    # label whatever the figure's height), not a fraction of the axes' height
-    from matplotlib.transforms import ScaledTranslation
-
-    def below(a: Any) -> Any:
-        return a.transAxes + ScaledTranslation(0, -40 / 72, fig.dpi_scale_trans)
-
-    ax.legend(
-        fontsize=6, loc="upper left", bbox_to_anchor=(0, 0), bbox_transform=below(ax), ncols=2
-    )
-    ax.grid(axis="x", alpha=0.3)
-    if has_ratio:
-        ax2 = axes[1]
-        ax2.axvspan(*FOUR_FIFTHS, color="tab:green", alpha=0.12, label="four-fifths band")
-        ax2.axvline(1.0, color="black", linewidth=0.8)
-        xs, ys, lo, hi = _points(table, label, str(ratio), groups, float, has_ci)
-        ax2.errorbar(
-            xs,
-            ys,
-            xerr=_yerr(xs, lo, hi) if has_ci else None,
-            fmt="s",
-            color="tab:purple",
-            markersize=4,
-            capsize=2,
-        )
-        ax2.set_yticks(range(len(groups)))
-        ax2.set_yticklabels([])
-        ax2.set_ylim(ax.get_ylim())
-        ax2.set_xlabel(_label(str(ratio)).replace("_", " ") + ": ratio")
-        ax2.legend(fontsize=6, loc="upper left", bbox_to_anchor=(0, 0), bbox_transform=below(ax2))
-        ax2.grid(axis="x", alpha=0.3)
-    return _svg(fig)
-
-
-def curve_svg(
-    table: pl.DataFrame, *, x: str, y: str, title: str, group: str = "label", diagonal: bool = False
-) -> str:
-    """Line plot of ``y`` against ``x``, one line per ``group`` (PR and ROC curves).
-
-    Rows are drawn in the order of ``x`` within each group.
-    """
-    fig = _figure(4.6, 4.0)
-    ax = fig.add_subplot()
-    for (g,), part in table.group_by(group, maintain_order=True):
-        part = part.sort(x)
-        ax.plot(part[x].to_list(), part[y].to_list(), label=_label(g), linewidth=1.2)
-    if diagonal:
-        ax.plot([0, 1], [0, 1], color="grey", linewidth=0.7, linestyle="--")
-    ax.set_xlabel(_label(x).replace("_", " "))
-    ax.set_ylabel(_label(y).replace("_", " "))
-    ax.set_title(_label(title), fontsize=10)
-    ax.legend(fontsize=9)
-    ax.grid(alpha=0.3)
-    return _svg(fig)
-
-
 def reliability_figure(
     table: pl.DataFrame, *, title: str, group: str = "label", columns: int = 4
 ) -> Any:
@@ -315,66 +149,6 @@ def reliability_figure(
     fig.supylabel("fraction of positives", fontsize=8)
     return fig
 
-
-def reliability_svg(table: pl.DataFrame, *, title: str, group: str = "label") -> str:
-    """:func:`reliability_figure` as an ``<svg>`` element."""
-    return _svg(reliability_figure(table, title=title, group=group))
-
-
-def histogram_svg(
-    table: pl.DataFrame, *, value: str, title: str, group: str | None = None, bins: int = 20
-) -> str:
-    """Histogram of ``value`` (overlaid per ``group`` when given): stability histograms."""
-    fig = _figure(5.0, 3.4)
-    ax = fig.add_subplot()
-    if group is None:
-        ax.hist(table[value].drop_nulls().to_list(), bins=bins)
-    else:
-        for (g,), part in table.group_by(group, maintain_order=True):
-            ax.hist(part[value].drop_nulls().to_list(), bins=bins, alpha=0.5, label=_label(g))
-        ax.legend(fontsize=9)
-    ax.set_xlabel(_label(value).replace("_", " "))
-    ax.set_ylabel("count")
-    ax.set_title(_label(title), fontsize=10)
-    return _svg(fig)
-
-
-def binned_histogram_svg(
-    table: pl.DataFrame,
-    *,
-    left: str,
-    right: str,
-    count: str,
-    title: str,
-    xlabel: str,
-    group: str | None = None,
-    ylabel: str = "count",
-) -> str:
-    """Histogram from pre-binned counts (bins ``[left, right)`` and their ``count``), one
-    outline per ``group`` when given: stability histograms kept small in the report's tables."""
-    fig = _figure(5.0, 3.4)
-    ax = fig.add_subplot()
-    parts = (
-        [(None, table)]
-        if group is None
-        else [(g, part) for (g,), part in table.group_by(group, maintain_order=True)]
-    )
-    for g, part in parts:
-        part = part.sort(left)
-        edges = [*part[left].to_list(), part[right].to_list()[-1]] if part.height else []
-        if edges:
-            ax.stairs(part[count].to_list(), edges, label=None if g is None else _label(g))
-    if group is not None:
-        ax.legend(fontsize=9)
-    ax.set_xlabel(_label(xlabel))
-    ax.set_ylabel(_label(ylabel))
-    ax.set_title(_label(title), fontsize=10)
-    return _svg(fig)
-
-
-# ---------------------------------------------------------------------------------------------
-# Monitoring and calibration figures (matplotlib axes, imported lazily)
-# ---------------------------------------------------------------------------------------------
 
 _NOT_KEYS: frozenset[str] = frozenset(
     {

@@ -599,46 +599,19 @@ def test_by_columns_named_group_or_like_a_result_column() -> None:
             audit(_frame(10).rename({"g": name}), y_true="y", y_pred="p", by=name)
 
 
-def test_plot_building_blocks_for_later_sections() -> None:
-    curve = pl.DataFrame(
+def test_reliability_figure_escapes_hostile_labels() -> None:
+    """The one building block left besides figure_svg: labels from data stay inert in SVG."""
+    table = pl.DataFrame(
         {
-            "group": ["a", "a", "a", EVIL, EVIL, EVIL],
-            "false_positive_rate": [0.0, 0.5, 1.0] * 2,
-            "true_positive_rate": [0.0, 0.7, 1.0, 0.0, 0.4, 1.0],
+            "label": ["a", "a", EVIL, EVIL],
+            "mean_predicted": [0.2, 0.8, 0.3, 0.7],
+            "fraction_positive": [0.1, 0.9, 0.2, 0.8],
+            "ci_low": [0.0, 0.8, 0.1, 0.7],
+            "ci_high": [0.2, 1.0, 0.3, 0.9],
         }
     )
-    svg = plot.curve_svg(
-        curve,
-        x="false_positive_rate",
-        y="true_positive_rate",
-        title="ROC by g",
-        group="group",
-        diagonal=True,
-    )
+    svg = plot.figure_svg(plot.reliability_figure(table, title="Reliability " + EVIL))
     assert svg.startswith("<svg") and EVIL not in svg and _external_refs(svg) == []
-    raw = pl.DataFrame(
-        {"group": ["a"] * 5 + ["b"] * 5, "label_stability": [0.1, 0.5, 0.9, 1.0, 1.0] * 2}
-    )
-    assert plot.histogram_svg(
-        raw, value="label_stability", title="t", group="group", bins=5
-    ).startswith("<svg")
-    binned = pl.DataFrame(
-        {
-            "group": ["a", "a", "b", "b"],
-            "left": [0.0, 0.5] * 2,
-            "right": [0.5, 1.0] * 2,
-            "count": [3, 7, 5, 5],
-        }
-    )
-    assert plot.binned_histogram_svg(
-        binned,
-        left="left",
-        right="right",
-        count="count",
-        title="t",
-        xlabel="label stability",
-        group="group",
-    ).startswith("<svg")
 
 
 def test_sections_follow_the_attribute_order_and_typed_references() -> None:
