@@ -67,6 +67,7 @@ __all__ = [
     "FIGURE_DPI",
     "FIGURE_WIDTH",
     "FONT_SIZE",
+    "MAX_LABEL",
     "RATIO_BAND",
     "label_stability_values",
     "plot_curves",
@@ -81,6 +82,10 @@ FIGURE_WIDTH: float = 8.0
 
 FIGURE_DPI: int = 100
 """Resolution of every figure (dots per inch)."""
+
+MAX_LABEL: int = 48
+"""Longest group label drawn in a figure (characters); longer ones are cut with an ellipsis
+(tables keep the full label)."""
 
 FONT_SIZE: float = 10.0
 """Base font size in points; tick labels and legends are one point smaller (never below 9 pt:
@@ -217,7 +222,32 @@ def _labels(frame: pl.DataFrame, keys: Sequence[str]) -> pl.Series:
     for row in frame.select([*(["attribute"] if attr else []), *keys]).iter_rows(named=True):
         own = [row["attribute"]] if attr and row["attribute"] in keys else list(keys)
         out.append(_text(display_label({k: row[k] for k in own})) if own else "all rows")
-    return pl.Series("_pfm_label", out, dtype=pl.String)
+    return pl.Series("_pfm_label", _shorten(out), dtype=pl.String)
+
+
+def _shorten(labels: Sequence[str], limit: int = MAX_LABEL) -> list[str]:
+    """Labels longer than ``limit`` characters cut to ``limit`` with an ellipsis, so a long
+    group name cannot crowd out the axes; distinct labels stay distinct (a cut label that
+    would repeat another's gets ``#k``, its group's position among the cut ones).
+
+    Examples
+    --------
+    >>> _shorten(["a", "x" * 50, "x" * 49 + "y"], limit=10)
+    ['a', 'xxxxxxxxx… #1', 'xxxxxxxxx… #2']
+    """
+    distinct = list(dict.fromkeys(labels))
+    cut = {label: label[: limit - 1] + "…" for label in distinct if len(label) > limit}
+    counts: dict[str, int] = {}
+    for short in cut.values():
+        counts[short] = counts.get(short, 0) + 1
+    seen: dict[str, int] = {}
+    final: dict[str, str] = {}
+    for label, short in cut.items():
+        if counts[short] > 1:
+            seen[short] = seen.get(short, 0) + 1
+            short = f"{short} #{seen[short]}"
+        final[label] = short
+    return [final.get(label, label) for label in labels]
 
 
 def _series(frame: pl.DataFrame, columns: Sequence[str]) -> list[str] | None:

@@ -426,3 +426,25 @@ def test_labels_from_data_are_shown_as_text_never_as_math() -> None:
 
     svg = figure_svg(fig)
     assert svg.startswith("<svg") and "\x1b" not in svg
+
+
+def test_long_labels_are_cut_distinct_and_leave_room_for_the_data() -> None:
+    """Group names of 150 characters sharing a long prefix: each figure stays readable, its
+    tick labels are at most MAX_LABEL characters (+ a ``#k`` suffix) and still distinct."""
+    prefix = "a very long group name " * 6
+    names = [prefix + "one", prefix + "two", "short", prefix[:20]]
+    t = pl.DataFrame(
+        {"g": names, "metric": ["selection_rate"] * 4, "value": [0.5, 0.25, 0.75, 0.1]}
+    )
+    fig = pfm.plot_group_metrics(t)
+    _check_readable(fig)
+    labels = [x.get_text() for x in fig.axes[0].get_yticklabels()]
+    assert len(set(labels)) == 4
+    assert all(len(lb.split(" #")[0]) <= figures.MAX_LABEL for lb in labels)
+    assert 'g="short"' in labels
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()
+    renderer = canvas.get_renderer()
+    left = min(x.get_window_extent(renderer).x0 for x in fig.axes[0].get_yticklabels())
+    assert left >= 0  # uncut, the labels would start 900 px left of the figure
+    assert fig.axes[0].get_position().width > 0.3  # the data area keeps room
