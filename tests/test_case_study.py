@@ -262,3 +262,31 @@ def test_test_part_without_one_sex_has_null_gaps(cs: ModuleType) -> None:
     assert scores["SP"].to_list() == [pytest.approx(0.5 - 0.0), None]
     assert scores["recall"].to_list() == [pytest.approx(0.5), pytest.approx(1.0)]
     assert scores["balanced_accuracy"][1] == pytest.approx(0.5)
+
+
+def test_comparison_counts_the_published_rounding(cs: ModuleType) -> None:
+    # published recall of RandomForest at IR = 0.99, GR = 0.5 is 0.999 (3 decimals)
+    def summary(mean: float, std: float) -> pl.DataFrame:
+        return pl.DataFrame(
+            {
+                "metric": ["recall"],
+                "ir": [0.99],
+                "gr": [0.5],
+                "classifier": ["RandomForest"],
+                "mean": [mean],
+                "std": [std],
+                "undefined": [0],
+                "holdouts": [50],
+            },
+            schema_overrides={"undefined": pl.UInt32, "holdouts": pl.UInt32},
+        )
+
+    # 2 s.e. = 2 * 0.001 / sqrt(50) = 0.00028 < 0.0004 <= 0.00028 + 0.0005
+    row = cs.comparison(summary(0.9994, 0.001)).row(0, named=True)
+    assert row["paper"] == 0.999 and row["diff"] == pytest.approx(0.0004)
+    assert row["se"] == pytest.approx(0.001 / np.sqrt(50))
+    assert (row["within_2se"], row["within_2se_rounding"], row["same_3dp"]) == (False, True, True)
+    row = cs.comparison(summary(0.9984, 0.0)).row(0, named=True)
+    assert (row["within_2se"], row["within_2se_rounding"], row["same_3dp"]) == (False, False, False)
+    row = cs.comparison(summary(0.9990, 0.0)).row(0, named=True)
+    assert (row["within_2se"], row["within_2se_rounding"], row["same_3dp"]) == (True, True, True)
