@@ -761,7 +761,12 @@ def write_markdown(
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
     parser.add_argument("--holdouts", type=int, default=50)
-    parser.add_argument("--seed", type=int, default=0, help="subset draws and estimators")
+    parser.add_argument(
+        "--seed",
+        type=int,
+        default=0,
+        help="subset draws and estimators (not used by --preprocessing authors)",
+    )
     parser.add_argument("--preprocessing", choices=PREPROCESSING, default="authors")
     parser.add_argument("--sign", choices=SIGNS, default="male-minus-female")
     parser.add_argument(
