@@ -450,6 +450,37 @@ ESS_BINS = [10, 20, 30, 50, 75, 100, 150, 200, 300]
 """Edges of the effective-sample-size classes of the diagnostic table."""
 
 
+CANDIDATES = [0, 50, 100, 150, 200, 300]
+"""Thresholds of effective sample size compared in the threshold table."""
+
+
+def threshold_table(raw: pl.DataFrame) -> pl.DataFrame:
+    """For each candidate threshold and weighted scenario: the percentile and BCa intervals it
+    would keep, the lowest coverage of a kind × method among them, and the share withheld."""
+    smooth = raw.filter(pl.col("method") != "max-t")
+    given = smooth.filter(pl.col("given") & pl.col("ess").is_not_null())
+    rows = []
+    for t in CANDIDATES:
+        kept = given.filter(pl.col("ess") >= t)
+        worst = (
+            kept.group_by("scenario", "kind", "method")
+            .agg(pl.len().alias("n"), (pl.col("covered").mean() * 100).alias("coverage"))
+            .filter(pl.col("n") >= 100)  # a kind with a handful of intervals has no rate
+            .group_by("scenario")
+            .agg(pl.col("coverage").min().alias("lowest"))
+        )
+        share = given.group_by("scenario").agg(
+            ((pl.col("ess") < t).mean() * 100).alias("withheld"),
+            (pl.col("ess") >= t).sum().alias("kept"),
+        )
+        rows.append(
+            share.join(worst, on="scenario", how="left").with_columns(
+                pl.lit(t, dtype=pl.Int64).alias("threshold")
+            )
+        )
+    return pl.concat(rows).sort("threshold", "scenario")
+
+
 def ess_table(raw: pl.DataFrame) -> pl.DataFrame:
     """Coverage of the weighted intervals without the effective-sample-size rule, by class of
     effective sample size and method (every weighted scenario, engine and kind pooled)."""
@@ -570,6 +601,21 @@ def render(
             lines.append(
                 f"| {r['ess_class']} | {r['method']} | {r['intervals']} | "
                 f"{_fmt(r['coverage'], '.1f')}{flag} | {_fmt(r['median_width'], '.4f')} |"
+            )
+        lines += [
+            "",
+            "The threshold, from the candidates: for each, the percentile and BCa intervals "
+            "it keeps in each weighted scenario, the lowest coverage of a kind × method among "
+            "them (kinds with at least 100 intervals kept) and the share withheld.",
+            "",
+            "| threshold | scenario | kept | lowest kind coverage % | withheld % |",
+            "|---:|---|---:|---:|---:|",
+        ]
+        for r in threshold_table(raw).iter_rows(named=True):
+            flag = " ⚠" if r["lowest"] is not None and r["lowest"] < 93 else ""
+            lines.append(
+                f"| {r['threshold']} | {r['scenario']} | {r['kept']} | "
+                f"{_fmt(r['lowest'], '.1f')}{flag} | {_fmt(r['withheld'], '.1f')} |"
             )
     notes = (
         scored.filter(pl.col("ci_note").is_not_null())

@@ -23,7 +23,8 @@ BCa intervals. Statistics that are maxima or minima over groups or over metrics 
 the maximum is tied, and their plain bootstrap is invalid there; they get a simultaneous
 (max-t) interval projected onto the statistic, which is valid at ties and always contains the
 estimate (``ci_method = "max-t"``, see ``docs/uncertainty.md``). An interval that cannot be
-trusted is null, with the reason in ``ci_note``.
+trusted is null, with the reason in ``ci_note`` (on weighted data, also a percentile or BCa
+interval whose Kish effective sample size is below :data:`WEIGHTED_MIN_ESS`).
 
 Resampling is reproducible by default: the seed is 0 unless given.
 """
@@ -1212,18 +1213,23 @@ def _denominator_cells(metric: str) -> tuple[tuple[int, ...], ...]:
     return tuple(out)
 
 
-def _kish(s1: Any, s2: Any, sets: Sequence[tuple[int, ...]]) -> Any:
-    """Smallest Kish effective size :math:`(\\sum w)^2 / \\sum w^2` over cell sets, per row of
-    the (rows × 4) per-cell sums of weights ``s1`` and of squared weights ``s2`` (NaN where a
-    set holds no weight)."""
-    best = np.full(s1.shape[0], np.inf)
+def _kish(s: Any, sets: Sequence[tuple[int, ...]]) -> Any:
+    r"""Smallest Kish effective size :math:`(\sum w)^2 / \sum w^2` over cell sets, per row of
+    ``s`` (rows × 12: the per-cell sums of weights, of squared weights, and the row counts, in
+    the order ``tp, fp, tn, fn``). NaN where a set holds no weight; infinite where its weights
+    are all equal (then :math:`n_\mathrm{eff}` is its row count and the weighted bootstrap is
+    the unweighted one, which the rule does not concern)."""
+    best = np.full(s.shape[0], np.inf)
     for cells in sets:
-        a = s1[:, list(cells)].sum(axis=1)
-        b = s2[:, list(cells)].sum(axis=1)
+        idx = list(cells)
+        a = s[:, idx].sum(axis=1)
+        b = s[:, [i + 4 for i in idx]].sum(axis=1)
+        n = s[:, [i + 8 for i in idx]].sum(axis=1)
         with np.errstate(divide="ignore", invalid="ignore"):
             ess = np.where(b > 0, a * a / np.where(b > 0, b, 1.0), np.nan)
-        best = np.fmin(best, ess)
-    return np.where(np.isinf(best), np.nan, best)
+        ess = np.where(ess >= n * (1.0 - 1e-9), np.inf, ess)  # equal weights
+        best = np.where(np.isnan(best) | np.isnan(ess), np.nan, np.fmin(best, ess))
+    return best
 
 
 def _effective_sizes(
@@ -1235,24 +1241,23 @@ def _effective_sizes(
     compares — the group, and its reference (the named group, the rest of the partition, or
     the whole partition) for a difference, a ratio or a criterion; every group of the partition
     for a between-groups row. None when the data are not weighted or ``counts`` (the observed
-    count table) lacks the per-cell sums of squared weights; NaN for rows it does not apply to
-    (a metric outside the registry, a row not in the count table)."""
-    square = list(WEIGHT_SQUARE_COLUMNS)
-    wsum = [f"{c}_w" for c in _BASE]
-    if counts is None or not set(square + wsum) <= set(counts.columns):
+    count table) lacks the per-cell sums of squared weights; NaN where it does not apply (a
+    metric outside the registry, a row not in the count table, an empty denominator);
+    infinite where the weights are all equal (:func:`_kish`)."""
+    cols = [*(f"{c}_w" for c in _BASE), *WEIGHT_SQUARE_COLUMNS, *_BASE]
+    if counts is None or not set(cols) <= set(counts.columns):
         return None
     if not between and "n_w" not in point.columns:
         return None
     parts = [p for p in partitions_of(point.columns) if p != REPLICATE and p in counts.columns]
     keys = [c for c in counts.columns if c not in count_columns(counts.columns) and c not in parts]
-    cells = counts.select(*parts, *keys, *[pl.col(c).cast(pl.Float64) for c in wsum + square])
+    cells = counts.select(*parts, *keys, *[pl.col(c).cast(pl.Float64) for c in cols])
     n_rows = point.height
     metrics = point["metric"].to_list()
     if between:
         if not set(parts) <= set(point.columns):
             return None
-        s1 = cells.select(wsum).to_numpy().astype(np.float64)
-        s2 = cells.select(square).to_numpy().astype(np.float64)
+        s = cells.select(cols).to_numpy().astype(np.float64)
         part_of = cells.select(parts).rows() if parts else [()] * cells.height
         rows = point.select(parts).rows() if parts else [()] * n_rows
         ess = np.full(n_rows, np.nan)
@@ -1260,52 +1265,41 @@ def _effective_sizes(
             mine = np.array([p == where for p in part_of], dtype=bool)
             sets = _denominator_cells(m)
             if mine.any() and sets:
-                ess[i] = np.nanmin(np.append(_kish(s1[mine], s2[mine], sets), np.inf))
-        ess = np.where(np.isinf(ess), np.nan, ess)
+                ess[i] = np.nanmin(np.append(_kish(s[mine], sets), np.inf))
         return {"difference": ess, "ratio": ess}
     on = [*parts, *keys]
     if not set(on) <= set(point.columns):
         return None
     g = point.select(on).with_row_index(_PI).join(cells, on=on, how="left", nulls_equal=True)
-    g = g.sort(_PI)
-    s1 = g.select(wsum).to_numpy().astype(np.float64)
-    s2 = g.select(square).to_numpy().astype(np.float64)
+    s = g.sort(_PI).select(cols).to_numpy().astype(np.float64)
     # the reference's sums, row by row: the named group's, the partition's total, or the
     # total minus the group's own ("rest")
-    t1, t2 = np.full_like(s1, np.nan), np.full_like(s2, np.nan)
+    t = np.full_like(s, np.nan)
     if "reference" in point.columns:
-        totals = cells.group_by(parts).agg(pl.col(wsum + square).sum()) if parts else None
-        if totals is None:
-            tot = cells.select(pl.col(wsum + square).sum())
-            tj = pl.concat([tot] * n_rows) if n_rows else tot.clear()
+        if parts:
+            totals = cells.group_by(parts).agg(pl.col(cols).sum())
+            joined = point.select(parts).with_row_index(_PI)
+            joined = joined.join(totals, on=parts, how="left", nulls_equal=True).sort(_PI)
+            tot = joined.select(cols).to_numpy().astype(np.float64)
         else:
-            tj = (
-                point.select(parts)
-                .with_row_index(_PI)
-                .join(totals, on=parts, how="left", nulls_equal=True)
-                .sort(_PI)
-            )
-        tot1 = tj.select(wsum).to_numpy().astype(np.float64)
-        tot2 = tj.select(square).to_numpy().astype(np.float64)
+            tot = np.tile(cells.select(cols).to_numpy().sum(axis=0), (n_rows, 1))
         ref = point["reference"].cast(pl.String).to_list()
-        named = np.full((n_rows, 8), np.nan)
+        named = np.full_like(s, np.nan)
         if "is_reference" in point.columns:
             chosen = point.filter(pl.col("is_reference").fill_null(False)).select(on).unique()
             chosen = chosen.join(cells, on=on, how="inner", nulls_equal=True)
-            if chosen.height:
-                by_part = {r[: len(parts)]: r[len(on) :] for r in chosen.rows()} if parts else None
-                part_rows = point.select(parts).rows() if parts else [()] * n_rows
-                for i, pr in enumerate(part_rows):
-                    got = by_part.get(pr) if by_part is not None else chosen.row(0)[len(on) :]
-                    if got is not None:
-                        named[i] = got
+            by_part = {r[: len(parts)]: r[len(on) :] for r in chosen.rows()}
+            part_rows = point.select(parts).rows() if parts else [()] * n_rows
+            for i, pr in enumerate(part_rows):
+                if pr in by_part:
+                    named[i] = by_part[pr]
         for i in range(n_rows):
             if not np.isnan(named[i, 0]):
-                t1[i], t2[i] = named[i, :4], named[i, 4:]
+                t[i] = named[i]
             elif ref[i] == "overall":
-                t1[i], t2[i] = tot1[i], tot2[i]
+                t[i] = tot[i]
             elif ref[i] == "rest":
-                t1[i], t2[i] = tot1[i] - s1[i], tot2[i] - s2[i]
+                t[i] = tot[i] - s[i]
     own = np.full(n_rows, np.nan)
     other = np.full(n_rows, np.nan)
     for m in dict.fromkeys(metrics):
@@ -1313,8 +1307,8 @@ def _effective_sizes(
         if not sets:
             continue
         rows_m = np.array([x == m for x in metrics], dtype=bool)
-        own[rows_m] = _kish(s1[rows_m], s2[rows_m], sets)
-        other[rows_m] = _kish(t1[rows_m], t2[rows_m], sets)
+        own[rows_m] = _kish(s[rows_m], sets)
+        other[rows_m] = _kish(t[rows_m], sets)
     compared = np.where(np.isnan(other), own, np.fmin(own, other))
     is_criterion = np.array([m in CRITERIA for m in metrics], dtype=bool)
     return {
@@ -1332,15 +1326,13 @@ def _withhold_low_ess(
     every weighted interval of :func:`with_intervals` (group metrics, comparisons, criteria;
     max-t intervals, which the coverage study finds valid there, are kept)."""
     for i in range(len(notes)):
-        if exact[i] or ci_method[i] == MAX_T or math.isnan(low[i]) or math.isnan(ess[i]):
-            continue
-        if ess[i] >= WEIGHTED_MIN_ESS:
+        if exact[i] or ci_method[i] == MAX_T or math.isnan(low[i]) or not ess[i] < WEIGHTED_MIN_ESS:
             continue
         low[i] = high[i] = np.nan
         notes[i] = (
-            f"too few effective rows on weighted data (Kish effective sample size "
-            f"{ess[i]:.0f} < {WEIGHTED_MIN_ESS}): percentile and BCa intervals under-cover "
-            "there (91-93 % at nominal 95 % in the coverage study)"
+            f"effective sample size {ess[i]:.0f} < {WEIGHTED_MIN_ESS} on weighted data (Kish: "
+            "(Σw)² / Σw²): percentile and BCa intervals under-cover there (91-93 % at "
+            "nominal 95 % in the coverage study)"
         )
 
 
@@ -1515,7 +1507,12 @@ def with_intervals(
     An interval is null, with the reason in ``ci_note``, when the estimate is undefined, when the
     statistic is defined in fewer than :data:`MIN_DEFINED_SHARE` of the resamples, or when every
     resample gives the same value (a rate of 0 or 1 on few rows), except the named reference's own
-    difference (0) and ratio (1), which are exact.
+    difference (0) and ratio (1), which are exact. On weighted data, given ``counts`` with the
+    per-cell sums of squared weights (``confusion_counts(..., weight_squares=True)``), a
+    percentile or BCa interval is also withheld when the Kish effective sample size
+    :math:`(\sum w)^2 / \sum w^2` of the statistic's denominator rows (the smaller of the
+    group's and its reference's) is below :data:`WEIGHTED_MIN_ESS` (the coverage study found
+    them under-covering there; max-t intervals and equal weights are not concerned).
 
     Parameters
     ----------
@@ -1532,7 +1529,8 @@ def with_intervals(
         Number of resamples :math:`B` (default: the distinct positive replicate ids); a row
         missing from a replicate is undefined there.
     counts
-        The observed count table (between-groups group values; BCa weights).
+        The observed count table (between-groups group values; BCa weights; on weighted data,
+        with ``weight_squares=True``, the effective sample size of each interval).
 
     Returns
     -------
@@ -1927,9 +1925,11 @@ def _collapse(
         )
         w_s = share * pl.col("n").sum().over(part) / pl.col("n").sum().over([*part, reweight_by])
         source = [f"{c}_w" for c in _BASE] if weighted else list(_BASE)
-        # squared weights (the effective sample size): w_s^2 times the rows' own squares
-        squares = [f"{c}_w2" for c in _BASE] if weighted else list(_BASE)
-        if all(c in rep.columns for c in squares):
+        # squared weights (the effective sample size of the rows' own weights): w_s^2 times
+        # their squares. Stratum weights alone are not continuous weights: constant within a
+        # stratum and recomputed in every replicate, the bootstrap follows them exactly
+        squares = [f"{c}_w2" for c in _BASE]
+        if weighted and all(c in rep.columns for c in squares):
             rep = rep.with_columns(
                 [
                     (pl.col(s) * w_s * w_s).fill_null(0.0).alias(f"{c}_w2")
