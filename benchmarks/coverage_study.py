@@ -569,6 +569,17 @@ def render(
                 f"| {r['scenario']} | {r['kind']} | {r['method']} | {r['statistic']} | "
                 f"{r['intervals']} | {_fmt(r['coverage'], '.1f')} | {_fmt(r['withdrawn'], '.1f')} |"
             )
+    thresholds = threshold_table(raw) if raw.height else None
+    chosen: Any = "no weighted scenario ran"
+    max_ess: Any = "—"
+    if thresholds is not None:
+        ok = thresholds.group_by("threshold").agg(
+            (pl.col("lowest").is_null() | (pl.col("lowest") >= 93)).all().alias("ok")
+        )
+        passing = ok.filter(pl.col("ok"))["threshold"]
+        chosen = int(passing.min()) if passing.len() else "none of the candidates"  # type: ignore[arg-type]
+        heavy = raw.filter(pl.col("scenario") == "weighted")["ess"].drop_nulls().to_numpy()
+        max_ess = f"{float(heavy.max()):.0f}" if heavy.size else "—"
     lines += [
         "",
         "## Weighted data: coverage by effective sample size",
@@ -578,19 +589,23 @@ def render(
         "statistic's denominator (the smallest over the groups it compares: the group and its "
         "reference, or every group for between-groups). With few effective rows a handful of "
         "heavy rows decides the estimate, and the resamples, which redraw those same rows, "
-        "understate how far it can be from the truth. The table below scores every interval "
+        "understate how far it can be from the truth. The first table scores every interval "
         "the weighted scenarios would give *without* a rule (both engines, every kind; basic "
-        "intervals are withheld on weighted data whatever the size), by class of n_eff. "
-        "Pooled, percentile and BCa cover at least 93 % from n_eff ≈ 50; but within the "
-        "heavy-tailed *weighted* scenario they under-cover whatever the sample's n_eff, "
-        "because the sample's sum of squares misses the heavy weights it did not draw (a data "
-        "set with a high n_eff is one that drew none: n_eff estimated from the sample is too "
-        "high exactly when the bootstrap is too narrow), and the scenario's largest n_eff is "
-        f"about 160. So the package withholds percentile and BCa intervals on weighted data "
-        f"with n_eff < {WEIGHTED_MIN_ESS} (`WEIGHTED_MIN_ESS`; null with the reason in "
-        "`ci_note`): the smallest round threshold with every printed kind at ≥ 93 % in every "
-        "weighted scenario. Max-t intervals (between groups, equalized odds) cover ≥ 93 % in "
-        "every class and are kept.",
+        "intervals are withheld on weighted data whatever the size), by class of n_eff; the "
+        "second, for candidate thresholds, what each would keep. Read them knowing that the "
+        "sample's n_eff is a weak guide under heavy tails: its sum of squares misses the heavy "
+        "weights the sample did not draw, so n_eff is overestimated exactly when the bootstrap "
+        "is too narrow. Coverage is lowest at small n_eff but does not climb steadily above "
+        "it, and within the heavy-tailed *weighted* scenario the intervals under-cover at "
+        f"every n_eff it reaches (at most {max_ess}). So the threshold is high: the package "
+        f"withholds percentile and BCa intervals on weighted data with n_eff < "
+        f"{WEIGHTED_MIN_ESS} (`WEIGHTED_MIN_ESS`; null with the reason in `ci_note`), the "
+        "smallest candidate with every kind it keeps at ≥ 93 % in every weighted scenario "
+        f"(from the second table: {chosen}). In effect it withholds the heavy-tailed scenario "
+        "as a whole and keeps the larger one's intervals with the most effective rows. Max-t "
+        "intervals (between groups, equalized odds) are kept: they cover ≥ 93 % in every "
+        "class. Equal weights (n_eff = n: the unweighted bootstrap) and stratum weights "
+        "recomputed per replicate (`reweight_by=`) are not concerned.",
         "",
         "| n_eff | method | intervals | coverage % | median width |",
         "|---|---|---:|---:|---:|",
@@ -611,7 +626,8 @@ def render(
             "| threshold | scenario | kept | lowest kind coverage % | withheld % |",
             "|---:|---|---:|---:|---:|",
         ]
-        for r in threshold_table(raw).iter_rows(named=True):
+        assert thresholds is not None
+        for r in thresholds.iter_rows(named=True):
             flag = " ⚠" if r["lowest"] is not None and r["lowest"] < 93 else ""
             lines.append(
                 f"| {r['threshold']} | {r['scenario']} | {r['kept']} | "
@@ -619,6 +635,8 @@ def render(
             )
     notes = (
         scored.filter(pl.col("ci_note").is_not_null())
+        # one row per reason: the support or effective size it quotes becomes "…"
+        .with_columns(pl.col("ci_note").str.replace_all(r"(support|size) [0-9]+ <", "$1 … <"))
         .group_by("scenario", "ci_note")
         .agg(pl.len().alias("n"))
         .sort("scenario", "n", descending=[False, True])

@@ -1029,10 +1029,13 @@ def _attach(
     level: float,
     n_resamples: int | None,
     jack_weights: Any = None,
+    effective_sizes: Mapping[str, Any] | None = None,
 ) -> pl.DataFrame:
     """The interval columns of ``point`` (see :func:`with_intervals`). ``counts``: the observed
     count table or group values (between-groups); ``jack_weights``: BCa's jackknife weights
-    (default: from ``counts``)."""
+    (default: from ``counts``); ``effective_sizes``: each row's effective sample size per
+    quantity, for a table whose rows are not those of a count table (default: from
+    ``counts``, :func:`_effective_sizes`)."""
     columns = point.columns
     if REPLICATE in columns:
         raise InvalidOptionError(
@@ -1119,7 +1122,9 @@ def _attach(
             if q == quantities[0]:
                 n_def = nd
         _nonsmooth_criteria(point, match, boot, level, is_ref, low, high, n_def, notes, ci_method)
-    ess = _effective_sizes(point, counts, between)
+    ess = (
+        effective_sizes if effective_sizes is not None else _effective_sizes(point, counts, between)
+    )
     if ess is not None:
         for q in quantities:
             _withhold_low_ess(ess[q], exact_of[q], low[q], high[q], notes[q], ci_method)
