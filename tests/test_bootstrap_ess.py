@@ -263,3 +263,28 @@ def test_stratum_weights_recomputed_per_replicate_are_not_concerned() -> None:
     heavy = df.with_columns(w=pl.Series(np.exp(rng.normal(0.0, 2.0, n))))
     out = bootstrap_metrics(heavy, weight="w", **opts)
     assert out["ci_low"][0] is None and NOTE in out["ci_note"][0]
+
+
+def test_compare_models_applies_the_rule_to_models_and_their_gap() -> None:
+    """The model comparison's intervals (per model, and the gap to the baseline model) follow
+    the same rule: b's TPR rests on one row, so b's intervals are withheld; a's are given."""
+    df = dominated().with_columns(
+        m1=pl.col("p"), m2=pl.col("p") ^ (pl.int_range(pl.len()) % 7 == 0)
+    )
+    out = pfm.compare_models(
+        df,
+        y_true="y",
+        predictions=["m1", "m2"],
+        by="g",
+        weight="w",
+        metrics="tpr",
+        reference="rest",
+        baseline_model="m1",
+        intervals=100,
+    )
+    b = out.filter((pl.col("g") == "b") & (pl.col("model") == "m2")).row(0, named=True)
+    assert b["ci_low"] is None and b["model_difference_ci_low"] is None
+    assert NOTE in b["ci_note"]
+    # group a against the rest (b) shares b's few effective rows; a's own value does not
+    a = out.filter((pl.col("g") == "a") & (pl.col("model") == "m2")).row(0, named=True)
+    assert a["ci_low"] is not None and a["model_difference_ci_low"] is None
