@@ -101,7 +101,7 @@ interval is given. The basic interval reflects the bootstrap distribution around
 so a skewed distribution puts its long tail on the wrong side: in the coverage study
 (docs/coverage.md) basic intervals cover 89.6 % at nominal 95 % for groups of about 30 rows, and
 85-91 % on weighted data (withheld there whatever the support). Percentile and BCa intervals
-are not affected."""
+are not affected by the support (on weighted data, see :data:`WEIGHTED_MIN_ESS`)."""
 
 WEIGHTED_MIN_ESS = 200
 r"""Smallest Kish effective sample size :math:`n_\mathrm{eff} = (\sum w)^2 / \sum w^2` of a
