@@ -635,8 +635,13 @@ def render(
             )
     notes = (
         scored.filter(pl.col("ci_note").is_not_null())
-        # one row per reason: the support or effective size it quotes becomes "…"
-        .with_columns(pl.col("ci_note").str.replace_all(r"(support|size) [0-9]+ <", "$1 … <"))
+        # one row per reason: the counts it quotes (support, effective size, resamples
+        # defined) become "…"
+        .with_columns(
+            pl.col("ci_note")
+            .str.replace_all(r"(support|size) [0-9]+ <", "$1 … <")
+            .str.replace_all(r"only [0-9]+ of", "only … of")
+        )
         .group_by("scenario", "ci_note")
         .agg(pl.len().alias("n"))
         .sort("scenario", "n", descending=[False, True])
