@@ -25,6 +25,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
+import numpy as np
 import polars as pl
 
 from polars_fairmetrics._typing import ColumnNames, FrameT, Label
@@ -48,6 +49,7 @@ from polars_fairmetrics.bootstrap import (
     _check_method,
     _check_resamples,
     _check_seed,
+    _effective_sizes,
     _jackknife_weights,
     _resample,
     _table_layout,
@@ -74,6 +76,7 @@ _YT = "_pfm_y_true"
 _N = "_pfm_n"
 _W = "_pfm_w"
 _W2 = "_pfm_w2"
+_ESS = "_pfm_ess"
 _WCHK = "_pfm_w_check"
 _BASE = ("tp", "fp", "tn", "fn")
 _GAP_COLUMNS = ("model_difference", "model_difference_ci_low", "model_difference_ci_high")
@@ -309,6 +312,8 @@ def _marginals(table: pl.DataFrame, keys: list[str], names: list[str]) -> pl.Dat
     weighted = "tp_w" in table.columns
     part = [REPLICATE] if REPLICATE in table.columns else []
     suffixes = ["", "_w"] if weighted else [""]
+    if weighted and "tp_w2" in table.columns:  # sums of squared weights add up like weights
+        suffixes.append("_w2")
     frames = []
     for i, name in enumerate(names):
         if i == 0:
@@ -341,8 +346,10 @@ def _marginals(table: pl.DataFrame, keys: list[str], names: list[str]) -> pl.Dat
             *[pl.col(c).cast(pl.Float64) for c in wcols],
             pl.sum_horizontal(wcols).cast(pl.Float64).alias("n_w"),
         )
+    squares = [f"{c}_w2" for c in _BASE] if "_w2" in suffixes else []
+    out = out.with_columns(pl.col(squares).cast(pl.Float64))
     cols = [MODEL, *keys, *part, *_BASE, "n", *wcols, *(["n_w"] if weighted else []), "n_null"]
-    return out.select(cols)
+    return out.select(*cols, *squares)
 
 
 def _gap_frame(
@@ -390,6 +397,33 @@ def _gap_frame(
         ),
         _gap(pl.col("difference"), pl.col("_pfm_base")).alias("difference"),
     )
+
+
+def _gap_effective_sizes(
+    point: pl.DataFrame,
+    observed: pl.DataFrame,
+    gap_point: pl.DataFrame,
+    keys: list[str],
+    baseline: str,
+) -> dict[str, Any] | None:
+    """The effective sample size of each gap (weighted data): the smaller of the two
+    disparities it subtracts (the model's and the baseline model's, each already the smaller of
+    the group's and its reference's)."""
+    sizes = _effective_sizes(point, observed, False)
+    if sizes is None:
+        return None
+    on = [*keys, "metric"]
+    own = point.select(MODEL, *on).with_columns(
+        pl.Series(_ESS, sizes["difference"], dtype=pl.Float64)
+    )
+    base = own.filter(pl.col(MODEL) == baseline).select(*on, pl.col(_ESS).alias("_pfm_ess_b"))
+    joined = gap_point.select(MODEL, *on).join(
+        own, on=[MODEL, *on], how="left", nulls_equal=True, maintain_order="left"
+    )
+    joined = joined.join(base, on=on, how="left", nulls_equal=True, maintain_order="left")
+    a = joined[_ESS].fill_null(np.nan).to_numpy()
+    b = joined["_pfm_ess_b"].fill_null(np.nan).to_numpy()
+    return {"difference": np.fmin(a, b)}
 
 
 def _gap(a: pl.Expr, b: pl.Expr) -> pl.Expr:
@@ -607,11 +641,12 @@ def _compare(
     model_reps = _marginals(reps, keys, names)
     jack = _jackknife_weights(table) if bca else None
     rep_wide = stat(model_reps, True)
-    out = _attach(point, rep_wide, None, method, level, n_b, jack)
+    out = _attach(point, rep_wide, observed, method, level, n_b, jack)
     if baseline is not None:
         gap_point = _gap_frame(point, keys, metrics, baseline, wide=False)
         gap_reps = _gap_frame(rep_wide, keys, metrics, baseline, wide=True)
-        gaps = _attach(gap_point, gap_reps, None, method, level, n_b, jack)
+        sizes = _gap_effective_sizes(point, observed, gap_point, keys, baseline)
+        gaps = _attach(gap_point, gap_reps, None, method, level, n_b, jack, sizes)
         out = out.join(
             gaps.select(
                 MODEL,
