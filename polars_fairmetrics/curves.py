@@ -1004,19 +1004,39 @@ _PC = "_pfm_pc"  # positives of the group (unweighted: the support)
 _NC = "_pfm_nc"  # negatives of the group (unweighted)
 _LAST = "_pfm_last"
 _KEEP = "_pfm_keep"
+_START = "_pfm_start"
+_SEG = "_pfm_seg"
+
+
+def _segment_marks(keys: list[str]) -> list[pl.Expr]:
+    """Over rows whose groups are contiguous: each group's first row (``_pfm_start``), last row
+    (``_pfm_last``) and an integer group number (``_pfm_seg``), from comparisons of consecutive
+    keys — no hashing of the keys, no window."""
+    first = pl.int_range(pl.len()) == 0
+    start = pl.any_horizontal([pl.col(k).ne_missing(pl.col(k).shift(1)) for k in keys]) | first
+    return [
+        start.alias(_START),
+        start.shift(-1, fill_value=True).alias(_LAST),
+        start.cast(pl.Int64).cum_sum().alias(_SEG),
+    ]
 
 
 def _summary_columns(
-    aupr_mode: AuprMode, names: list[str], keys: list[str]
-) -> tuple[list[pl.Expr], list[pl.Expr]]:
-    """Summaries as sums of elementwise terms of consecutive points, over points sorted by
-    keys then threshold descending: the terms use shifts within each group (``.over(keys)``,
-    the first list), the values their running sums within each group (the second list), read
-    on each group's last point. No per-group list, no second sort, no group_by; the sums run
-    in threshold order, so every engine adds the same floats in the same order."""
+    aupr_mode: AuprMode, names: list[str]
+) -> tuple[list[pl.Expr], list[str], list[pl.Expr]]:
+    """Summaries as sums of elementwise terms of consecutive points, over points whose groups
+    are contiguous and sorted by threshold descending (with :func:`_segment_marks`).
 
-    def win(e: pl.Expr) -> pl.Expr:
-        return e.over(keys)
+    Returns the terms (one column per summary, elementwise: the previous point is the previous
+    row unless the row starts its group), the names of the columns to sum within each group,
+    and the values, read on each group's last point from those sums. The sums are cumulative
+    sums within each group (``cum_sum().over(_pfm_seg)``, an integer segment number), so they
+    run in threshold order and every engine adds the same floats in the same order. No
+    per-group list, no second sort, no group_by."""
+    start, seg = pl.col(_START), pl.col(_SEG)
+
+    def prev(e: pl.Expr, fill: float) -> pl.Expr:  # the previous point of the group
+        return pl.when(start).then(pl.lit(fill)).otherwise(e.shift(1))
 
     pos, neg = pl.col(_TOTP), pl.col(_TOTN)
     c = _point_counts(pl.col(_TP), pl.col(_FP), pos, neg)
@@ -1024,49 +1044,63 @@ def _summary_columns(
     last = pl.col(_LAST)
     has_pos = pos > 0
     null = pl.lit(None, dtype=pl.Float64)
-    tpr_prev = win(tpr.shift(1, fill_value=0.0))
+    tpr_prev = prev(tpr, 0.0)
     prevalence = safe_div(pos, pos + neg)
     terms: list[pl.Expr] = []
+    sums: list[str] = []
     aggs: list[pl.Expr] = []
 
-    def total(name: str) -> pl.Expr:  # on the group's last point: the sum of its terms
-        terms = pl.col(f"{name}_t").fill_null(0.0) + pl.col(f"{name}_c").fill_null(0.0)
-        return win(terms.cum_sum())
+    def term(name: str, inner: pl.Expr, closing: pl.Expr) -> pl.Expr:
+        sums.append(name)
+        return (inner.fill_null(0.0) + closing.fill_null(0.0)).alias(name)
 
     if "roc_auc" in names:
         fpr = false_positive_rate(c)
-        fpr_prev = win(fpr.shift(1, fill_value=0.0))
-        terms += [
-            ((fpr - fpr_prev) * (tpr + tpr_prev)).alias("_pfm_roc_t"),
-            pl.when(last).then((1.0 - fpr) * (1.0 + tpr)).alias("_pfm_roc_c"),
-        ]
-        area = total("_pfm_roc") / 2.0
+        fpr_prev = prev(fpr, 0.0)
+        terms.append(
+            term(
+                "_pfm_roc",
+                (fpr - fpr_prev) * (tpr + tpr_prev),
+                pl.when(last).then((1.0 - fpr) * (1.0 + tpr)),
+            )
+        )
+        area = pl.col("_pfm_roc") / 2.0
         aggs.append(pl.when(has_pos & (neg > 0)).then(area).otherwise(null).alias("roc_auc"))
     prec = positive_predictive_value(c)
     if "average_precision" in names:
         step = tpr - tpr_prev
-        terms += [
-            pl.when(step == 0).then(0.0).otherwise(step * prec).alias("_pfm_ap_t"),
-            pl.when(last).then((1.0 - tpr) * prevalence).alias("_pfm_ap_c"),
-        ]
-        ap = total("_pfm_ap")
+        terms.append(
+            term(
+                "_pfm_ap",
+                pl.when(step == 0).then(0.0).otherwise(step * prec),
+                pl.when(last).then((1.0 - tpr) * prevalence),
+            )
+        )
+        ap = pl.col("_pfm_ap")
         aggs.append(pl.when(has_pos).then(ap).otherwise(null).alias("average_precision"))
     if "aupr" in names and aupr_mode != "fixed_grid":
         keep = pl.col(_KEEP)
-        # the previous point with a defined precision (points without one are skipped)
-        r_prev = win(pl.when(keep).then(tpr).shift(1).forward_fill())
-        p_prev = win(pl.when(keep).then(prec).shift(1).forward_fill())
+        # the previous point of the group with a defined precision (points without one are
+        # skipped): the last kept point before the row, if it belongs to the row's group
+        kept_seg = pl.when(keep).then(seg)
+        same = (kept_seg.shift(1).forward_fill() == seg).fill_null(False)
+        r_prev = pl.when(same).then(pl.when(keep).then(tpr).shift(1).forward_fill())
+        p_prev = pl.when(same).then(pl.when(keep).then(prec).shift(1).forward_fill())
         if aupr_mode == "trapezoid":  # scikit-learn's start (recall 0, precision 1)
             r_prev, p_prev = r_prev.fill_null(0.0), p_prev.fill_null(1.0)
-        last_kept = keep & (win(keep.cast(pl.Int64).cum_sum(reverse=True)) == 1)
+        last_kept = keep & kept_seg.shift(-1).backward_fill().ne_missing(seg)
         terms += [
-            pl.when(keep).then(0.5 * (tpr - r_prev) * (prec + p_prev)).alias("_pfm_aupr_t"),
-            pl.when(last_kept).then(0.5 * (1.0 - tpr) * (prec + prevalence)).alias("_pfm_aupr_c"),
+            term(
+                "_pfm_aupr",
+                pl.when(keep).then(0.5 * (tpr - r_prev) * (prec + p_prev)),
+                pl.when(last_kept).then(0.5 * (1.0 - tpr) * (prec + prevalence)),
+            ),
+            (kept_seg.forward_fill() == seg).fill_null(False).alias("_pfm_some"),
         ]
-        area = total("_pfm_aupr")
-        some = win(keep.any())
+        area = pl.col("_pfm_aupr")
+        some = pl.col("_pfm_some")
         aggs.append(pl.when(has_pos & some).then(area).otherwise(null).alias("aupr"))
-    return terms, aggs
+    return terms, sums, aggs
 
 
 def _fixed_grid_points(points: pl.LazyFrame, keys: list[str], n_points: int) -> pl.LazyFrame:
@@ -1160,6 +1194,24 @@ def _check_summaries(
     return [n for n in SUMMARIES if n in names]
 
 
+def _in_curve_order(table: pl.DataFrame, keys: list[str]) -> bool:
+    """Whether an in-memory curve table is already in the order the summaries read: each
+    group's rows contiguous, thresholds descending within it, a null threshold only last.
+
+    One pass over the columns (consecutive comparisons and one count of distinct keys), much
+    cheaper than the sort it spares (a table from :func:`curve_counts` is in this order)."""
+    if table.height < 2:
+        return True
+    marks = _segment_marks(keys) if keys else [(pl.int_range(pl.len()) == 0).alias(_START)]
+    cur, prev = pl.col("threshold"), pl.col("threshold").shift(1)
+    in_order = pl.col(_START) | (prev.is_not_null() & (cur.is_null() | (cur <= prev)))
+    checks = [in_order.all().alias("ordered")]
+    if keys:
+        checks.append((pl.col(_START).sum() == pl.struct(keys).n_unique()).alias("contiguous"))
+    row = table.select(*keys, "threshold").with_columns(marks).select(checks).row(0)
+    return all(bool(v) for v in row)
+
+
 def _summaries_of(
     table: pl.DataFrame | pl.LazyFrame,
     keys: list[str],
@@ -1196,20 +1248,19 @@ def _summaries_of(
         [e.alias(k) for k, e in sizes.items()],
         test_ratio,
     )
-    if not presorted:
+    if not presorted and not (isinstance(table, pl.DataFrame) and _in_curve_order(table, keys)):
         pts = _sorted_points(pts, gk)
     c = _point_counts(pl.col(_TP), pl.col(_FP), pl.col(_TOTP), pl.col(_TOTN))
     pts = pts.with_columns(
-        (pl.int_range(pl.len()) == pl.len() - 1).over(gk).alias(_LAST),
-        positive_predictive_value(c).is_not_null().alias(_KEEP),
+        *_segment_marks(gk), positive_predictive_value(c).is_not_null().alias(_KEEP)
     )
-    terms, values = _summary_columns(aupr_mode, names, gk)
+    terms, sums, values = _summary_columns(aupr_mode, names)
     firsts = [pl.col(k).cast(pl.Float64 if k == "n_w" else pl.Int64) for k in sizes]
     wide = (
         pts.with_columns(terms)
-        .with_columns(values)
+        .with_columns(pl.col(sums).cum_sum().over(_SEG))
         .filter(pl.col(_LAST))  # one row per group: its last point holds the sums
-        .select(*gk, *firsts, *[v.meta.output_name() for v in values])
+        .select(*gk, *firsts, *values)
     )
     if "aupr" in names and aupr_mode == "fixed_grid":
         fixed = _fixed_grid_aupr(pts, gk, fixed_grid_points)
