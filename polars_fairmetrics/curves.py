@@ -1082,10 +1082,10 @@ def _summary_columns(
         keep = pl.col(_KEEP)
         # the previous point of the group with a defined precision (points without one are
         # skipped): the last kept point before the row, if it belongs to the row's group
-        kept_seg = pl.when(keep).then(seg)
+        kept_seg: pl.Expr = pl.when(keep).then(seg)
         same = (kept_seg.shift(1).forward_fill() == seg).fill_null(False)
-        r_prev = pl.when(same).then(pl.when(keep).then(tpr).shift(1).forward_fill())
-        p_prev = pl.when(same).then(pl.when(keep).then(prec).shift(1).forward_fill())
+        r_prev: pl.Expr = pl.when(same).then(pl.when(keep).then(tpr).shift(1).forward_fill())
+        p_prev: pl.Expr = pl.when(same).then(pl.when(keep).then(prec).shift(1).forward_fill())
         if aupr_mode == "trapezoid":  # scikit-learn's start (recall 0, precision 1)
             r_prev, p_prev = r_prev.fill_null(0.0), p_prev.fill_null(1.0)
         last_kept = keep & kept_seg.shift(-1).backward_fill().ne_missing(seg)
