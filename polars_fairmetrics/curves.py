@@ -1029,10 +1029,10 @@ def _summary_columns(
 
     Returns the terms (one column per summary, elementwise: the previous point is the previous
     row unless the row starts its group), the names of the columns to sum within each group,
-    and the values, read on each group's last point from those sums. The sums are cumulative
-    sums within each group (``cum_sum().over(_pfm_seg)``, an integer segment number), so they
-    run in threshold order and every engine adds the same floats in the same order. No
-    per-group list, no second sort, no group_by."""
+    and the values, read on each group's last point from those sums. The sums are window sums
+    over an integer segment number (``sum().over(_pfm_seg)``: no hashing of the keys, and a
+    sum rather than a running sum, which is serial); engines may add in a different order, so
+    values agree to rounding (1e-15 relative). No per-group list, no second sort."""
     start, seg = pl.col(_START), pl.col(_SEG)
 
     def prev(e: pl.Expr, fill: float) -> pl.Expr:  # the previous point of the group
@@ -1195,21 +1195,35 @@ def _check_summaries(
 
 
 def _in_curve_order(table: pl.DataFrame, keys: list[str]) -> bool:
-    """Whether an in-memory curve table is already in the order the summaries read: each
-    group's rows contiguous, thresholds descending within it, a null threshold only last.
+    """Whether an in-memory curve table is already in an order the summaries can read: keys
+    non-decreasing (nulls last; so each group's rows are contiguous), thresholds descending
+    within a group, a null threshold only last.
 
-    One pass over the columns (consecutive comparisons and one count of distinct keys), much
-    cheaper than the sort it spares (a table from :func:`curve_counts` is in this order)."""
+    One pass of comparisons of consecutive rows, much cheaper than the sort it spares (a table
+    from :func:`curve_counts` is in this order). A key type without an order Polars can compare
+    answers ``False`` (the table is then sorted)."""
     if table.height < 2:
         return True
-    marks = _segment_marks(keys) if keys else [(pl.int_range(pl.len()) == 0).alias(_START)]
+    ok: pl.Expr = pl.lit(True)
+    for k in reversed(keys):  # lexicographic: the first key decides, then the next ...
+        cur, prev = pl.col(k), pl.col(k).shift(1)
+        greater = (cur > prev).fill_null(False) | (cur.is_null() & prev.is_not_null())
+        ok = greater | (cur.eq_missing(prev) & ok)
     cur, prev = pl.col("threshold"), pl.col("threshold").shift(1)
-    in_order = pl.col(_START) | (prev.is_not_null() & (cur.is_null() | (cur <= prev)))
-    checks = [in_order.all().alias("ordered")]
-    if keys:
-        checks.append((pl.col(_START).sum() == pl.struct(keys).n_unique()).alias("contiguous"))
-    row = table.select(*keys, "threshold").with_columns(marks).select(checks).row(0)
-    return all(bool(v) for v in row)
+    desc = prev.is_not_null() & (cur.is_null() | (cur <= prev)).fill_null(False)
+    ok = _and_within(ok, desc, keys)
+    try:
+        return bool(table.select(ok.slice(1).all()).item())
+    except pl.exceptions.PolarsError:  # keys Polars cannot order
+        return False
+
+
+def _and_within(keys_ok: pl.Expr, within: pl.Expr, keys: list[str]) -> pl.Expr:
+    """Row order test: a new group (keys strictly greater) or the same group with ``within``."""
+    if not keys:
+        return within
+    same = pl.all_horizontal([pl.col(k).eq_missing(pl.col(k).shift(1)) for k in keys])
+    return pl.when(same).then(within).otherwise(keys_ok)
 
 
 def _summaries_of(
@@ -1258,7 +1272,7 @@ def _summaries_of(
     firsts = [pl.col(k).cast(pl.Float64 if k == "n_w" else pl.Int64) for k in sizes]
     wide = (
         pts.with_columns(terms)
-        .with_columns(pl.col(sums).cum_sum().over(_SEG))
+        .with_columns(pl.col(sums).sum().over(_SEG))
         .filter(pl.col(_LAST))  # one row per group: its last point holds the sums
         .select(*gk, *firsts, *values)
     )
