@@ -1033,7 +1033,7 @@ def _summary_columns(
     over an integer segment number (``sum().over(_pfm_seg)``: no hashing of the keys, and a
     sum rather than a running sum, which is serial); engines may add in a different order, so
     values agree to rounding (1e-15 relative). No per-group list, no second sort."""
-    start, seg = pl.col(_START), pl.col(_SEG)
+    start = pl.col(_START)
 
     def prev(e: pl.Expr, fill: float) -> pl.Expr:  # the previous point of the group
         return pl.when(start).then(pl.lit(fill)).otherwise(e.shift(1))
@@ -1080,26 +1080,24 @@ def _summary_columns(
         aggs.append(pl.when(has_pos).then(ap).otherwise(null).alias("average_precision"))
     if "aupr" in names and aupr_mode != "fixed_grid":
         keep = pl.col(_KEEP)
-        # the previous point of the group with a defined precision (points without one are
-        # skipped): the last kept point before the row, if it belongs to the row's group
-        kept_seg: pl.Expr = pl.when(keep).then(seg)
-        same = (kept_seg.shift(1).forward_fill() == seg).fill_null(False)
-        r_prev: pl.Expr = pl.when(same).then(pl.when(keep).then(tpr).shift(1).forward_fill())
-        p_prev: pl.Expr = pl.when(same).then(pl.when(keep).then(prec).shift(1).forward_fill())
+        # points without a defined precision are skipped. They have nothing predicted positive
+        # (TP + f FP = 0); the counts only grow as the threshold falls, so they are a prefix
+        # of the group: the previous kept point is the previous row when that row is kept, and
+        # the last kept point is the group's last row when it is kept
+        prev_kept = ~start & keep.shift(1).fill_null(False)
+        r_prev: pl.Expr = pl.when(prev_kept).then(tpr.shift(1))
+        p_prev: pl.Expr = pl.when(prev_kept).then(prec.shift(1))
         if aupr_mode == "trapezoid":  # scikit-learn's start (recall 0, precision 1)
             r_prev, p_prev = r_prev.fill_null(0.0), p_prev.fill_null(1.0)
-        last_kept = keep & kept_seg.shift(-1).backward_fill().ne_missing(seg)
-        terms += [
+        terms.append(
             term(
                 "_pfm_aupr",
                 pl.when(keep).then(0.5 * (tpr - r_prev) * (prec + p_prev)),
-                pl.when(last_kept).then(0.5 * (1.0 - tpr) * (prec + prevalence)),
-            ),
-            (kept_seg.forward_fill() == seg).fill_null(False).alias("_pfm_some"),
-        ]
+                pl.when(last & keep).then(0.5 * (1.0 - tpr) * (prec + prevalence)),
+            )
+        )
         area = pl.col("_pfm_aupr")
-        some = pl.col("_pfm_some")
-        aggs.append(pl.when(has_pos & some).then(area).otherwise(null).alias("aupr"))
+        aggs.append(pl.when(has_pos & keep).then(area).otherwise(null).alias("aupr"))
     return terms, sums, aggs
 
 
