@@ -442,8 +442,15 @@ def _exact_by_sort(
         for a in _cell_aggs(y, schema[y_true], spec.pos, spec.neg, weight, s, True)
         if a.meta.output_name() in (_OMIN, _OMAX, _YNAN, _SNAN, _SMIN, _SMAX, _WMIN, _WMAX, _WNULL)
     ]
+    # class totals of the counted rows: aggregations here, so that no window over the
+    # exploded rows is needed
+    totals: dict[str, pl.Expr] = {_TOTP: ip, _TOTN: 1 - ip}
+    if weight is not None:
+        wv = pl.col(weight).cast(pl.Float64)
+        totals |= {"_pfm_totpw": wv * ip, "_pfm_totnw": wv * (1 - ip)}
     aggs += [
         pl.struct(fields).filter(valid).sort_by(s.filter(valid), descending=True).alias("_pfm_x"),
+        *[e.filter(valid).sum().alias(name) for name, e in totals.items()],
         (~valid).sum().alias("n_null"),
         y.null_count().alias("n_null_y_true"),
         s.null_count().alias("n_null_y_pred"),
@@ -488,22 +495,26 @@ def _exact_by_sort(
     if weighted:
         w = pl.col("w")
         cums.update({"tp_w": win((w * p).cum_sum()), "fp_w": win((w * (1 - p)).cum_sum())})
-    totals = {_TOTP: "tp", _TOTN: "fp", "_pfm_totpw": "tp_w", "_pfm_totnw": "fp_w"}
-    end = win(t.ne_missing(t.shift(-1)))  # the last row of each block of tied scores
+    # the last row of each run of tied scores: the score changes at the next row, or the next
+    # row is another group's (rows of a group are contiguous: compare consecutive keys)
+    new_group = pl.any_horizontal([pl.col(k).ne_missing(pl.col(k).shift(-1)) for k in gkeys])
+    end = t.ne_missing(t.shift(-1)) | new_group | (pl.int_range(pl.len()) == pl.len() - 1)
+    carried = [
+        *gkeys,
+        "_pfm_x",
+        *totals,
+        "n_null",
+        "n_null_y_true",
+        "n_null_y_pred",
+        *([pl.col(_WNULL).alias("n_null_weight")] if weighted else []),
+    ]
     table = (
-        checked.sort(gkeys, nulls_last=True)  # one row per group: rows follow in key order
+        checked.select(carried)  # the guard's summaries are not carried into the rows
+        .sort(gkeys, nulls_last=True)  # one row per group: rows follow in key order
         .explode("_pfm_x", empty_as_null=True)  # no counted row: one null-threshold row
         .unnest("_pfm_x")
         .with_columns(**cums)
-        .with_columns(
-            *[
-                win(pl.col(c).last()).alias(tot)
-                for tot, c in totals.items()
-                if weighted or c in ("tp", "fp")
-            ],
-            *([pl.col(_WNULL).alias("n_null_weight")] if weighted else []),
-        )
-        .filter(end | t.is_null())
+        .filter(end)
         .rename({"t": "threshold"})
     )
     return _finish(table, gkeys, weighted, dedupe=False)
