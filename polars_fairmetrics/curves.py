@@ -347,7 +347,10 @@ def curve_counts(
         return c.select([pl.col(k).cast(v) for k, v in out_schema.items()])
 
     checked = cells.map_batches(guard, schema=out_schema)
-    table = _cumulate(checked, gkeys, weighted, thr_frame)
+    if mode == "exact":
+        table = _cumulate_exact(checked, gkeys, weighted)
+    else:
+        table = _cumulate(checked, gkeys, weighted, thr_frame)
     if not keys:
         table = table.drop(_ALL)
     if isinstance(data, pl.DataFrame):
@@ -526,6 +529,51 @@ def _cell_schema(key_schema: dict[str, Any], weighted: bool) -> dict[str, Any]:
     if weighted:
         out.update({_PW: pl.Float64, _QW: pl.Float64, _NWV: pl.Int64, _WNULL: pl.Int64})
     return out
+
+
+def _cumulate_exact(cells: pl.LazyFrame, keys: list[str], weighted: bool) -> pl.LazyFrame:
+    """From validated cells (one row per group and distinct score) to the exact curve table.
+
+    One ``group_by`` over the keys (low cardinality) gathers each group's counted cells sorted
+    by score descending, its class totals and its null counts; the cells are exploded back in
+    key order and cumulated. No join and no global sort of the (possibly as many as the rows)
+    cells: each group's cells are sorted within its own list.
+    """
+    inc = [_NP, _NQ, *([_PW, _QW] if weighted else [])]
+    s = pl.col(_S)
+    s_null = s.is_null()
+    counted = s.is_not_null() & ((pl.col(_NP) + pl.col(_NQ)) > 0)
+    # every row of the cell: counted, null label, null weight
+    n_all = pl.col(_NP) + pl.col(_NQ) + pl.col(_NY) + (pl.col(_NWV) if weighted else 0)
+    totals = {_TOTP: _NP, _TOTN: _NQ, "_pfm_totpw": _PW, "_pfm_totnw": _QW}
+    aggs: list[pl.Expr] = [
+        pl.struct(s.alias("threshold"), *inc)
+        .filter(counted)
+        .sort_by(s.filter(counted), descending=True)
+        .alias("_pfm_x"),
+        *[pl.col(c).filter(~s_null).sum().alias(tot) for tot, c in totals.items() if c in inc],
+        (
+            n_all.filter(s_null).sum()
+            + pl.col(_NY).filter(~s_null).sum()
+            + (pl.col(_NWV).filter(~s_null).sum() if weighted else pl.lit(0, dtype=pl.Int64))
+        ).alias("n_null"),
+        pl.col(_NY).sum().alias("n_null_y_true"),
+        n_all.filter(s_null).sum().alias("n_null_y_pred"),
+    ]
+    if weighted:
+        aggs.append(pl.col(_WNULL).sum().alias("n_null_weight"))
+    names = {_NP: "tp", _NQ: "fp", _PW: "tp_w", _QW: "fp_w"}
+    # a group whose rows all have a null label or score has no threshold: it keeps one row,
+    # with a null threshold and zero counts, that reports its left-out rows
+    table = (
+        cells.group_by(keys)
+        .agg(aggs)
+        .sort(keys, nulls_last=True)
+        .explode("_pfm_x", empty_as_null=True)
+        .unnest("_pfm_x")
+        .with_columns([pl.col(c).cum_sum().over(keys).alias(names[c]) for c in inc])
+    )
+    return _finish(table, keys, weighted, dedupe=False)
 
 
 def _cumulate(
