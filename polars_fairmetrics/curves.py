@@ -1065,6 +1065,20 @@ _LAST = "_pfm_last"
 _KEEP = "_pfm_keep"
 _START = "_pfm_start"
 _SEG = "_pfm_seg"
+_TPR = "_pfm_tpr"
+_FPR = "_pfm_fpr"
+_PREC = "_pfm_prec"
+
+
+def _rate_columns() -> list[pl.Expr]:
+    """TPR, FPR and precision of each point (the core's definitions), computed once as columns
+    that the summary terms read (with their shifts)."""
+    c = _point_counts(pl.col(_TP), pl.col(_FP), pl.col(_TOTP), pl.col(_TOTN))
+    return [
+        true_positive_rate(c).alias(_TPR),
+        false_positive_rate(c).alias(_FPR),
+        positive_predictive_value(c).alias(_PREC),
+    ]
 
 
 def _segment_marks(keys: list[str]) -> list[pl.Expr]:
@@ -1084,7 +1098,8 @@ def _summary_columns(
     aupr_mode: AuprMode, names: list[str]
 ) -> tuple[list[pl.Expr], list[str], list[pl.Expr]]:
     """Summaries as sums of elementwise terms of consecutive points, over points whose groups
-    are contiguous and sorted by threshold descending (with :func:`_segment_marks`).
+    are contiguous and sorted by threshold descending (with :func:`_segment_marks` and
+    :func:`_rate_columns`).
 
     Returns the terms (one column per summary, elementwise: the previous point is the previous
     row unless the row starts its group), the names of the columns to sum within each group,
@@ -1098,8 +1113,7 @@ def _summary_columns(
         return pl.when(start).then(pl.lit(fill)).otherwise(e.shift(1))
 
     pos, neg = pl.col(_TOTP), pl.col(_TOTN)
-    c = _point_counts(pl.col(_TP), pl.col(_FP), pos, neg)
-    tpr = true_positive_rate(c)
+    tpr, fpr, prec = pl.col(_TPR), pl.col(_FPR), pl.col(_PREC)
     last = pl.col(_LAST)
     has_pos = pos > 0
     null = pl.lit(None, dtype=pl.Float64)
@@ -1114,7 +1128,6 @@ def _summary_columns(
         return (inner.fill_null(0.0) + closing.fill_null(0.0)).alias(name)
 
     if "roc_auc" in names:
-        fpr = false_positive_rate(c)
         fpr_prev = prev(fpr, 0.0)
         terms.append(
             term(
@@ -1125,7 +1138,6 @@ def _summary_columns(
         )
         area = pl.col("_pfm_roc") / 2.0
         aggs.append(pl.when(has_pos & (neg > 0)).then(area).otherwise(null).alias("roc_auc"))
-    prec = positive_predictive_value(c)
     if "average_precision" in names:
         step = tpr - tpr_prev
         terms.append(
@@ -1321,9 +1333,8 @@ def _summaries_of(
     )
     if not presorted and not (isinstance(table, pl.DataFrame) and _in_curve_order(table, keys)):
         pts = _sorted_points(pts, gk)
-    c = _point_counts(pl.col(_TP), pl.col(_FP), pl.col(_TOTP), pl.col(_TOTN))
-    pts = pts.with_columns(
-        *_segment_marks(gk), positive_predictive_value(c).is_not_null().alias(_KEEP)
+    pts = pts.with_columns(*_segment_marks(gk), *_rate_columns()).with_columns(
+        pl.col(_PREC).is_not_null().alias(_KEEP)
     )
     terms, sums, values = _summary_columns(aupr_mode, names)
     firsts = [pl.col(k).cast(pl.Float64 if k == "n_w" else pl.Int64) for k in sizes]
