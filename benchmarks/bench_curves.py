@@ -212,8 +212,9 @@ def main() -> None:
         "Reading: with scores of bounded resolution (3 decimals) the exact curves cost a small "
         "multiple of one count pass. With float64 scores that are all distinct, the curve table "
         "itself has about as many rows as the data: the exact curve then costs the count pass at "
-        "curve resolution (a high-cardinality `group_by`) plus one sort of each group — compare "
-        'with *floor@curve*, not with the low-cardinality *floor*; `exact_method="sort"` '
+        "curve resolution (a high-cardinality `group_by`) plus a sort of each group's distinct "
+        "scores — compare with *plain* (the same sort and cumulative sums written directly in "
+        'Polars, without tie handling, checks or summaries); `exact_method="sort"` '
         "skips the high-cardinality aggregation and sorts each group's rows instead "
         "(scikit-learn's algorithm, in one Polars query). When that is too much, "
         '`mode="grid"` (or `"quantile"`) costs about one count pass and its summary error is '
