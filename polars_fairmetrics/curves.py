@@ -419,6 +419,24 @@ def _cell_aggs(
     return aggs
 
 
+def _field(name: str) -> pl.Expr:
+    """A field of the struct elements of a list (inside ``list.eval``)."""
+    return pl.element().struct.field(name)
+
+
+def _totals_from_curve(weighted: bool) -> list[pl.Expr]:
+    """The weighted class totals of a group: the last cumulative sums of its curve list (added
+    in score order, so independent of row order, engine and the group's place in memory),
+    0 for a group without counted rows."""
+    if not weighted:
+        return []
+    last = pl.col("_pfm_x").list.last().struct
+    return [
+        last.field("tp_w").fill_null(0.0).alias("_pfm_totpw"),
+        last.field("fp_w").fill_null(0.0).alias("_pfm_totnw"),
+    ]
+
+
 def _exact_by_sort(
     lf: pl.LazyFrame,
     keys: list[str],
@@ -445,12 +463,9 @@ def _exact_by_sort(
         for a in _cell_aggs(y, schema[y_true], spec.pos, spec.neg, weight, s, True)
         if a.meta.output_name() in (_OMIN, _OMAX, _YNAN, _SNAN, _SMIN, _SMAX, _WMIN, _WMAX, _WNULL)
     ]
-    # class totals of the counted rows: aggregations here, so that no window over the
-    # exploded rows is needed
+    # class counts of the counted rows: aggregations here, so that no window over the
+    # exploded rows is needed (weighted totals: the curve's last cumulative sums)
     totals: dict[str, pl.Expr] = {_TOTP: ip, _TOTN: 1 - ip}
-    if weight is not None:
-        wv = pl.col(weight).cast(pl.Float64)
-        totals |= {"_pfm_totpw": wv * ip, "_pfm_totnw": wv * (1 - ip)}
     aggs += [
         pl.struct(fields).filter(valid).sort_by(s.filter(valid), descending=True).alias("_pfm_x"),
         *[e.filter(valid).sum().alias(name) for name, e in totals.items()],
@@ -490,21 +505,18 @@ def _exact_by_sort(
     checked = grouped.map_batches(guard, schema=out_schema)
     weighted = weight is not None
 
-    def win(e: pl.Expr) -> pl.Expr:
-        return e.over(gkeys)
-
-    t, p = pl.col("t"), pl.col("p")
-    cums = {"tp": win(p.cum_sum()), "fp": win((1 - p).cum_sum())}
+    # each group's curve within its own list (groups in parallel, no window over the rows):
+    # cumulative sums in score order, then the last row of each run of tied scores
+    t, p = _field("t"), _field("p")
+    cums = [p.cum_sum().alias("tp"), (1 - p).cum_sum().alias("fp")]
     if weighted:
-        w = pl.col("w")
-        cums.update({"tp_w": win((w * p).cum_sum()), "fp_w": win((w * (1 - p)).cum_sum())})
-    # the last row of each run of tied scores: the score changes at the next row, or the next
-    # row is another group's (rows of a group are contiguous: compare consecutive keys)
-    new_group = pl.any_horizontal([pl.col(k).ne_missing(pl.col(k).shift(-1)) for k in gkeys])
-    end = t.ne_missing(t.shift(-1)) | new_group | (pl.int_range(pl.len()) == pl.len() - 1)
+        w = _field("w")
+        cums += [(w * p).cum_sum().alias("tp_w"), (w * (1 - p)).cum_sum().alias("fp_w")]
+    end = t.ne_missing(t.shift(-1))
+    curve = pl.col("_pfm_x").list.eval(pl.struct(t.alias("threshold"), *cums).filter(end))
     carried = [
         *gkeys,
-        "_pfm_x",
+        curve,
         *totals,
         "n_null",
         "n_null_y_true",
@@ -513,12 +525,10 @@ def _exact_by_sort(
     ]
     table = (
         checked.select(carried)  # the guard's summaries are not carried into the rows
+        .with_columns(_totals_from_curve(weighted))
         .sort(gkeys, nulls_last=True)  # one row per group: rows follow in key order
         .explode("_pfm_x", empty_as_null=True)  # no counted row: one null-threshold row
         .unnest("_pfm_x")
-        .with_columns(**cums)
-        .filter(end)
-        .rename({"t": "threshold"})
     )
     return _finish(table, gkeys, weighted, dedupe=False)
 
@@ -545,13 +555,13 @@ def _cumulate_exact(cells: pl.LazyFrame, keys: list[str], weighted: bool) -> pl.
     counted = s.is_not_null() & ((pl.col(_NP) + pl.col(_NQ)) > 0)
     # every row of the cell: counted, null label, null weight
     n_all = pl.col(_NP) + pl.col(_NQ) + pl.col(_NY) + (pl.col(_NWV) if weighted else 0)
-    totals = {_TOTP: _NP, _TOTN: _NQ, "_pfm_totpw": _PW, "_pfm_totnw": _QW}
+    totals = {_TOTP: _NP, _TOTN: _NQ}  # weighted totals: the curve's last cumulative sums
     aggs: list[pl.Expr] = [
         pl.struct(s.alias("threshold"), *inc)
         .filter(counted)
         .sort_by(s.filter(counted), descending=True)
         .alias("_pfm_x"),
-        *[pl.col(c).filter(~s_null).sum().alias(tot) for tot, c in totals.items() if c in inc],
+        *[pl.col(c).filter(~s_null).sum().alias(tot) for tot, c in totals.items()],
         (
             n_all.filter(s_null).sum()
             + pl.col(_NY).filter(~s_null).sum()
@@ -565,13 +575,16 @@ def _cumulate_exact(cells: pl.LazyFrame, keys: list[str], weighted: bool) -> pl.
     names = {_NP: "tp", _NQ: "fp", _PW: "tp_w", _QW: "fp_w"}
     # a group whose rows all have a null label or score has no threshold: it keeps one row,
     # with a null threshold and zero counts, that reports its left-out rows
+    cums = [_field(c).cum_sum().alias(names[c]) for c in inc]
+    curve = pl.col("_pfm_x").list.eval(pl.struct(_field("threshold"), *cums))
     table = (
         cells.group_by(keys)
         .agg(aggs)
+        .with_columns(curve)  # each group's cumulative sums within its list
+        .with_columns(_totals_from_curve(weighted))
         .sort(keys, nulls_last=True)
         .explode("_pfm_x", empty_as_null=True)
         .unnest("_pfm_x")
-        .with_columns([pl.col(c).cum_sum().over(keys).alias(names[c]) for c in inc])
     )
     return _finish(table, keys, weighted, dedupe=False)
 
@@ -1103,10 +1116,11 @@ def _summary_columns(
 
     Returns the terms (one column per summary, elementwise: the previous point is the previous
     row unless the row starts its group), the names of the columns to sum within each group,
-    and the values, read on each group's last point from those sums. The sums are window sums
-    over an integer segment number (``sum().over(_pfm_seg)``: no hashing of the keys, and a
-    sum rather than a running sum, which is serial); engines may add in a different order, so
-    values agree to rounding (1e-15 relative). No per-group list, no second sort."""
+    and the values, read on each group's last point from those sums. The sums are running sums
+    within each group (``cum_sum().over(_pfm_seg)``, an integer segment number): they add in
+    threshold order, so every engine, row order and group position gives the same floats (a
+    SIMD ``sum()`` would depend on where the group sits in memory). No per-group list, no
+    second sort."""
     start = pl.col(_START)
 
     def prev(e: pl.Expr, fill: float) -> pl.Expr:  # the previous point of the group
@@ -1340,7 +1354,7 @@ def _summaries_of(
     firsts = [pl.col(k).cast(pl.Float64 if k == "n_w" else pl.Int64) for k in sizes]
     wide = (
         pts.with_columns(terms)
-        .with_columns(pl.col(sums).sum().over(_SEG))
+        .with_columns(pl.col(sums).cum_sum().over(_SEG))
         .filter(pl.col(_LAST))  # one row per group: its last point holds the sums
         .select(*gk, *firsts, *values)
     )
