@@ -1378,13 +1378,15 @@ def _summaries_of(
         _PC: ints[2],
         _NC: ints[3],
     }
+    # the sizes are read on each group's last point: carry their inputs, compute them there
+    carried = [c for c in ("tp", "fp", "tn", "fn", "n", "n_null", "n_w") if c in columns]
     pts = _points(
         lazy,
         gk,
         use_w,
         deploy_positive_rate,
         deploy_neg_pos_ratio,
-        [e.alias(k) for k, e in sizes.items()],
+        [pl.col(c) for c in carried],
         test_ratio,
     )
     if not presorted and not (isinstance(table, pl.DataFrame) and _in_curve_order(table, keys)):
@@ -1393,7 +1395,7 @@ def _summaries_of(
         pl.col(_PREC).is_not_null().alias(_KEEP)
     )
     terms, sums, values = _summary_columns(aupr_mode, names)
-    firsts = [pl.col(k).cast(pl.Float64 if k == "n_w" else pl.Int64) for k in sizes]
+    firsts = [e.cast(pl.Float64 if k == "n_w" else pl.Int64).alias(k) for k, e in sizes.items()]
     wide = (
         pts.with_columns(terms)
         .with_columns(pl.col(sums).cum_sum().over(_SEG))
