@@ -254,7 +254,7 @@ def curve_counts(
     )
     spec = resolve_label_spec(schema, y_true, "y_true", pos_label, neg_label)
     lf = data.lazy()
-    gkeys: list[str] = keys if keys else [_ALL]
+    gkeys = keys if keys else [_ALL]
     key_exprs: list[pl.Expr] = (
         [pl.col(k) for k in keys] if keys else [pl.lit(0, dtype=pl.Int32).alias(_ALL)]
     )
@@ -307,15 +307,8 @@ def curve_counts(
         if not keys:
             table = table.drop(_ALL)
         return table.collect() if isinstance(data, pl.DataFrame) else table
-    # the per-row inputs first, then plain column reductions: the streaming group_by has fast
-    # reducers for columns, not for expressions evaluated inside the aggregation
-    inputs = _cell_inputs(
-        pl.col(y_true), schema[y_true], spec.pos, spec.neg, weight, s, mode != "exact"
-    )
-    cells = (
-        lf.select(*key_exprs, bin_expr, *[e.alias(f"{name}_in") for name, e, _ in inputs])
-        .group_by([*gkeys, _S])
-        .agg([_reduce(pl.col(f"{name}_in"), how).alias(name) for name, _, how in inputs])
+    cells = lf.group_by([*key_exprs, bin_expr]).agg(
+        _cell_aggs(pl.col(y_true), schema[y_true], spec.pos, spec.neg, weight, s, mode != "exact")
     )
     out_schema = _cell_schema({k: schema[k] for k in keys} if keys else {_ALL: pl.Int32}, weighted)
     label_dtype = schema[y_true]
@@ -374,77 +367,6 @@ _OMAX = "_pfm_omax"
 _YNAN = "_pfm_ynan"
 
 
-_Reducer = Literal["sum", "min", "max", "null_count"]
-
-
-def _cell_inputs(
-    y: pl.Expr,
-    y_dtype: pl.DataType,
-    pos: Label,
-    neg: Label | None,
-    weight: str | None,
-    s: pl.Expr,
-    binned: bool,
-) -> list[tuple[str, pl.Expr, _Reducer]]:
-    """Per (group, score) aggregations, as (name, per-row input, reducer): class counts and
-    weights, nulls, value summaries.
-
-    Written as sums of products (no per-aggregation filters): this is the one scan, so every
-    aggregation counts. Rows with a null label give null products, which sums skip; a value
-    left out of a minimum is a null input.
-    """
-    ip = (y == pl.lit(pos)).cast(pl.Int64)  # null where the label is null
-    io = 1 - ip
-    out: list[tuple[str, pl.Expr, _Reducer]] = [(_NY, y, "null_count")]
-    if weight is not None:
-        w = pl.col(weight).cast(pl.Float64)
-        has_w = w.is_not_null().cast(pl.Int64)
-        out += [
-            (_NP, ip * has_w, "sum"),
-            (_NQ, io * has_w, "sum"),
-            (_PW, w * ip, "sum"),
-            (_QW, w * io, "sum"),
-            (_NWV, (y.is_not_null() & w.is_null()).cast(pl.Int64), "sum"),
-            (_WNULL, w, "null_count"),
-            (_WMIN, w, "min"),
-            (_WMAX, w, "max"),
-        ]
-    else:
-        out += [(_NP, ip, "sum"), (_NQ, io, "sum")]
-    exact_pair = (
-        y_dtype.is_integer()
-        and isinstance(pos, int)
-        and isinstance(neg, int)
-        and abs(pos - neg) == 1
-    )
-    if exact_pair:
-        # no integer lies between two consecutive labels: min and max find any third value
-        out += [(_OMIN, y, "min"), (_OMAX, y, "max")]
-    elif y_dtype != pl.Boolean:
-        yv = y.cast(pl.String) if y_dtype == pl.Categorical or isinstance(y_dtype, pl.Enum) else y
-        other = pl.when((y != pl.lit(pos)).fill_null(False)).then(yv)
-        out += [(_OMIN, other, "min"), (_OMAX, other, "max")]
-    if y_dtype.is_float():
-        out.append((_YNAN, y.is_nan().cast(pl.Int64), "sum"))
-    if binned:
-        out += [
-            (_SNAN, s.is_nan().cast(pl.Int64), "sum"),
-            (_SMIN, s, "min"),
-            (_SMAX, s, "max"),
-        ]
-    return out
-
-
-def _reduce(e: pl.Expr, how: _Reducer) -> pl.Expr:
-    if how == "sum":
-        return e.sum()
-    if how == "min":
-        return e.min()
-    if how == "max":
-        return e.max()
-    return e.null_count()
-
-
 def _cell_aggs(
     y: pl.Expr,
     y_dtype: pl.DataType,
@@ -454,11 +376,47 @@ def _cell_aggs(
     s: pl.Expr,
     binned: bool,
 ) -> list[pl.Expr]:
-    """The aggregations of :func:`_cell_inputs` as expressions over the rows."""
-    return [
-        _reduce(e, how).alias(name)
-        for name, e, how in _cell_inputs(y, y_dtype, pos, neg, weight, s, binned)
-    ]
+    """Per (group, score) aggregations: class counts and weights, nulls, value summaries.
+
+    Written as sums of products (no per-aggregation filters): this is the one scan, so every
+    aggregation counts. Rows with a null label give null products, which sums skip.
+    """
+    ip = (y == pl.lit(pos)).cast(pl.Int64)  # null where the label is null
+    io = 1 - ip
+    aggs: list[pl.Expr] = [y.null_count().alias(_NY)]
+    if weight is not None:
+        w = pl.col(weight).cast(pl.Float64)
+        has_w = w.is_not_null().cast(pl.Int64)
+        aggs += [
+            (ip * has_w).sum().alias(_NP),
+            (io * has_w).sum().alias(_NQ),
+            (w * ip).sum().alias(_PW),
+            (w * io).sum().alias(_QW),
+            (y.is_not_null() & w.is_null()).sum().alias(_NWV),
+            w.null_count().alias(_WNULL),
+            w.min().alias(_WMIN),
+            w.max().alias(_WMAX),
+        ]
+    else:
+        aggs += [ip.sum().alias(_NP), io.sum().alias(_NQ)]
+    exact_pair = (
+        y_dtype.is_integer()
+        and isinstance(pos, int)
+        and isinstance(neg, int)
+        and abs(pos - neg) == 1
+    )
+    if exact_pair:
+        # no integer lies between two consecutive labels: min and max find any third value
+        aggs += [y.min().alias(_OMIN), y.max().alias(_OMAX)]
+    elif y_dtype != pl.Boolean:
+        yv = y.cast(pl.String) if y_dtype == pl.Categorical or isinstance(y_dtype, pl.Enum) else y
+        other = (y != pl.lit(pos)).fill_null(False)
+        aggs += [yv.filter(other).min().alias(_OMIN), yv.filter(other).max().alias(_OMAX)]
+    if y_dtype.is_float():
+        aggs.append(y.is_nan().sum().alias(_YNAN))
+    if binned:
+        aggs += [s.is_nan().sum().alias(_SNAN), s.min().alias(_SMIN), s.max().alias(_SMAX)]
+    return aggs
 
 
 def _field(name: str) -> pl.Expr:
