@@ -347,7 +347,10 @@ def curve_counts(
         return c.select([pl.col(k).cast(v) for k, v in out_schema.items()])
 
     checked = cells.map_batches(guard, schema=out_schema)
-    table = _cumulate(checked, gkeys, weighted, thr_frame)
+    if mode == "exact":
+        table = _cumulate_exact(checked, gkeys, weighted)
+    else:
+        table = _cumulate(checked, gkeys, weighted, thr_frame)
     if not keys:
         table = table.drop(_ALL)
     if isinstance(data, pl.DataFrame):
@@ -416,6 +419,24 @@ def _cell_aggs(
     return aggs
 
 
+def _field(name: str) -> pl.Expr:
+    """A field of the struct elements of a list (inside ``list.eval``)."""
+    return pl.element().struct.field(name)
+
+
+def _totals_from_curve(weighted: bool) -> list[pl.Expr]:
+    """The weighted class totals of a group: the last cumulative sums of its curve list (added
+    in score order, so independent of row order, engine and the group's place in memory),
+    0 for a group without counted rows."""
+    if not weighted:
+        return []
+    last = pl.col("_pfm_x").list.last().struct
+    return [
+        last.field("tp_w").fill_null(0.0).alias("_pfm_totpw"),
+        last.field("fp_w").fill_null(0.0).alias("_pfm_totnw"),
+    ]
+
+
 def _exact_by_sort(
     lf: pl.LazyFrame,
     keys: list[str],
@@ -442,8 +463,12 @@ def _exact_by_sort(
         for a in _cell_aggs(y, schema[y_true], spec.pos, spec.neg, weight, s, True)
         if a.meta.output_name() in (_OMIN, _OMAX, _YNAN, _SNAN, _SMIN, _SMAX, _WMIN, _WMAX, _WNULL)
     ]
+    # class counts of the counted rows: aggregations here, so that no window over the
+    # exploded rows is needed (weighted totals: the curve's last cumulative sums)
+    totals: dict[str, pl.Expr] = {_TOTP: ip, _TOTN: 1 - ip}
     aggs += [
         pl.struct(fields).filter(valid).sort_by(s.filter(valid), descending=True).alias("_pfm_x"),
+        *[e.filter(valid).sum().alias(name) for name, e in totals.items()],
         (~valid).sum().alias("n_null"),
         y.null_count().alias("n_null_y_true"),
         s.null_count().alias("n_null_y_pred"),
@@ -480,31 +505,30 @@ def _exact_by_sort(
     checked = grouped.map_batches(guard, schema=out_schema)
     weighted = weight is not None
 
-    def win(e: pl.Expr) -> pl.Expr:
-        return e.over(gkeys)
-
-    t, p = pl.col("t"), pl.col("p")
-    cums = {"tp": win(p.cum_sum()), "fp": win((1 - p).cum_sum())}
+    # each group's curve within its own list (groups in parallel, no window over the rows):
+    # cumulative sums in score order, then the last row of each run of tied scores
+    t, p = _field("t"), _field("p")
+    cums = [p.cum_sum().alias("tp"), (1 - p).cum_sum().alias("fp")]
     if weighted:
-        w = pl.col("w")
-        cums.update({"tp_w": win((w * p).cum_sum()), "fp_w": win((w * (1 - p)).cum_sum())})
-    totals = {_TOTP: "tp", _TOTN: "fp", "_pfm_totpw": "tp_w", "_pfm_totnw": "fp_w"}
-    end = win(t.ne_missing(t.shift(-1)))  # the last row of each block of tied scores
+        w = _field("w")
+        cums += [(w * p).cum_sum().alias("tp_w"), (w * (1 - p)).cum_sum().alias("fp_w")]
+    end = t.ne_missing(t.shift(-1))
+    curve = pl.col("_pfm_x").list.eval(pl.struct(t.alias("threshold"), *cums).filter(end))
+    carried = [
+        *gkeys,
+        curve,
+        *totals,
+        "n_null",
+        "n_null_y_true",
+        "n_null_y_pred",
+        *([pl.col(_WNULL).alias("n_null_weight")] if weighted else []),
+    ]
     table = (
-        checked.sort(gkeys, nulls_last=True)  # one row per group: rows follow in key order
+        checked.select(carried)  # the guard's summaries are not carried into the rows
+        .with_columns(_totals_from_curve(weighted))
+        .sort(gkeys, nulls_last=True)  # one row per group: rows follow in key order
         .explode("_pfm_x", empty_as_null=True)  # no counted row: one null-threshold row
         .unnest("_pfm_x")
-        .with_columns(**cums)
-        .with_columns(
-            *[
-                win(pl.col(c).last()).alias(tot)
-                for tot, c in totals.items()
-                if weighted or c in ("tp", "fp")
-            ],
-            *([pl.col(_WNULL).alias("n_null_weight")] if weighted else []),
-        )
-        .filter(end | t.is_null())
-        .rename({"t": "threshold"})
     )
     return _finish(table, gkeys, weighted, dedupe=False)
 
@@ -515,6 +539,54 @@ def _cell_schema(key_schema: dict[str, Any], weighted: bool) -> dict[str, Any]:
     if weighted:
         out.update({_PW: pl.Float64, _QW: pl.Float64, _NWV: pl.Int64, _WNULL: pl.Int64})
     return out
+
+
+def _cumulate_exact(cells: pl.LazyFrame, keys: list[str], weighted: bool) -> pl.LazyFrame:
+    """From validated cells (one row per group and distinct score) to the exact curve table.
+
+    One ``group_by`` over the keys (low cardinality) gathers each group's counted cells sorted
+    by score descending, its class totals and its null counts; the cells are exploded back in
+    key order and cumulated. No join and no global sort of the (possibly as many as the rows)
+    cells: each group's cells are sorted within its own list.
+    """
+    inc = [_NP, _NQ, *([_PW, _QW] if weighted else [])]
+    s = pl.col(_S)
+    s_null = s.is_null()
+    counted = s.is_not_null() & ((pl.col(_NP) + pl.col(_NQ)) > 0)
+    # every row of the cell: counted, null label, null weight
+    n_all = pl.col(_NP) + pl.col(_NQ) + pl.col(_NY) + (pl.col(_NWV) if weighted else 0)
+    totals = {_TOTP: _NP, _TOTN: _NQ}  # weighted totals: the curve's last cumulative sums
+    aggs: list[pl.Expr] = [
+        pl.struct(s.alias("threshold"), *inc)
+        .filter(counted)
+        .sort_by(s.filter(counted), descending=True)
+        .alias("_pfm_x"),
+        *[pl.col(c).filter(~s_null).sum().alias(tot) for tot, c in totals.items()],
+        (
+            n_all.filter(s_null).sum()
+            + pl.col(_NY).filter(~s_null).sum()
+            + (pl.col(_NWV).filter(~s_null).sum() if weighted else pl.lit(0, dtype=pl.Int64))
+        ).alias("n_null"),
+        pl.col(_NY).sum().alias("n_null_y_true"),
+        n_all.filter(s_null).sum().alias("n_null_y_pred"),
+    ]
+    if weighted:
+        aggs.append(pl.col(_WNULL).sum().alias("n_null_weight"))
+    names = {_NP: "tp", _NQ: "fp", _PW: "tp_w", _QW: "fp_w"}
+    # a group whose rows all have a null label or score has no threshold: it keeps one row,
+    # with a null threshold and zero counts, that reports its left-out rows
+    cums = [_field(c).cum_sum().alias(names[c]) for c in inc]
+    curve = pl.col("_pfm_x").list.eval(pl.struct(_field("threshold"), *cums))
+    table = (
+        cells.group_by(keys)
+        .agg(aggs)
+        .with_columns(curve)  # each group's cumulative sums within its list
+        .with_columns(_totals_from_curve(weighted))
+        .sort(keys, nulls_last=True)
+        .explode("_pfm_x", empty_as_null=True)
+        .unnest("_pfm_x")
+    )
+    return _finish(table, keys, weighted, dedupe=False)
 
 
 def _cumulate(
@@ -1004,69 +1076,114 @@ _PC = "_pfm_pc"  # positives of the group (unweighted: the support)
 _NC = "_pfm_nc"  # negatives of the group (unweighted)
 _LAST = "_pfm_last"
 _KEEP = "_pfm_keep"
+_START = "_pfm_start"
+_SEG = "_pfm_seg"
+_TPR = "_pfm_tpr"
+_FPR = "_pfm_fpr"
+_PREC = "_pfm_prec"
+
+
+def _rate_columns() -> list[pl.Expr]:
+    """TPR, FPR and precision of each point (the core's definitions), computed once as columns
+    that the summary terms read (with their shifts)."""
+    c = _point_counts(pl.col(_TP), pl.col(_FP), pl.col(_TOTP), pl.col(_TOTN))
+    return [
+        true_positive_rate(c).alias(_TPR),
+        false_positive_rate(c).alias(_FPR),
+        positive_predictive_value(c).alias(_PREC),
+    ]
+
+
+def _segment_marks(keys: list[str]) -> list[pl.Expr]:
+    """Over rows whose groups are contiguous: each group's first row (``_pfm_start``), last row
+    (``_pfm_last``) and an integer group number (``_pfm_seg``), from comparisons of consecutive
+    keys — no hashing of the keys, no window."""
+    first = pl.int_range(pl.len()) == 0
+    start = pl.any_horizontal([pl.col(k).ne_missing(pl.col(k).shift(1)) for k in keys]) | first
+    return [
+        start.alias(_START),
+        start.shift(-1, fill_value=True).alias(_LAST),
+        start.cast(pl.Int64).cum_sum().alias(_SEG),
+    ]
 
 
 def _summary_columns(
-    aupr_mode: AuprMode, names: list[str], keys: list[str]
-) -> tuple[list[pl.Expr], list[pl.Expr]]:
-    """Summaries as sums of elementwise terms of consecutive points, over points sorted by
-    keys then threshold descending: the terms use shifts within each group (``.over(keys)``,
-    the first list), the values their running sums within each group (the second list), read
-    on each group's last point. No per-group list, no second sort, no group_by; the sums run
-    in threshold order, so every engine adds the same floats in the same order."""
+    aupr_mode: AuprMode, names: list[str]
+) -> tuple[list[pl.Expr], list[str], list[pl.Expr]]:
+    """Summaries as sums of elementwise terms of consecutive points, over points whose groups
+    are contiguous and sorted by threshold descending (with :func:`_segment_marks` and
+    :func:`_rate_columns`).
 
-    def win(e: pl.Expr) -> pl.Expr:
-        return e.over(keys)
+    Returns the terms (one column per summary, elementwise: the previous point is the previous
+    row unless the row starts its group), the names of the columns to sum within each group,
+    and the values, read on each group's last point from those sums. The sums are running sums
+    within each group (``cum_sum().over(_pfm_seg)``, an integer segment number): they add in
+    threshold order, so every engine, row order and group position gives the same floats (a
+    SIMD ``sum()`` would depend on where the group sits in memory). No per-group list, no
+    second sort."""
+    start = pl.col(_START)
+
+    def prev(e: pl.Expr, fill: float) -> pl.Expr:  # the previous point of the group
+        return pl.when(start).then(pl.lit(fill)).otherwise(e.shift(1))
 
     pos, neg = pl.col(_TOTP), pl.col(_TOTN)
-    c = _point_counts(pl.col(_TP), pl.col(_FP), pos, neg)
-    tpr = true_positive_rate(c)
+    tpr, fpr, prec = pl.col(_TPR), pl.col(_FPR), pl.col(_PREC)
     last = pl.col(_LAST)
     has_pos = pos > 0
     null = pl.lit(None, dtype=pl.Float64)
-    tpr_prev = win(tpr.shift(1, fill_value=0.0))
+    tpr_prev = prev(tpr, 0.0)
     prevalence = safe_div(pos, pos + neg)
     terms: list[pl.Expr] = []
+    sums: list[str] = []
     aggs: list[pl.Expr] = []
 
-    def total(name: str) -> pl.Expr:  # on the group's last point: the sum of its terms
-        terms = pl.col(f"{name}_t").fill_null(0.0) + pl.col(f"{name}_c").fill_null(0.0)
-        return win(terms.cum_sum())
+    def term(name: str, inner: pl.Expr, closing: pl.Expr) -> pl.Expr:
+        sums.append(name)
+        return (inner.fill_null(0.0) + closing.fill_null(0.0)).alias(name)
 
     if "roc_auc" in names:
-        fpr = false_positive_rate(c)
-        fpr_prev = win(fpr.shift(1, fill_value=0.0))
-        terms += [
-            ((fpr - fpr_prev) * (tpr + tpr_prev)).alias("_pfm_roc_t"),
-            pl.when(last).then((1.0 - fpr) * (1.0 + tpr)).alias("_pfm_roc_c"),
-        ]
-        area = total("_pfm_roc") / 2.0
+        fpr_prev = prev(fpr, 0.0)
+        terms.append(
+            term(
+                "_pfm_roc",
+                (fpr - fpr_prev) * (tpr + tpr_prev),
+                pl.when(last).then((1.0 - fpr) * (1.0 + tpr)),
+            )
+        )
+        area = pl.col("_pfm_roc") / 2.0
         aggs.append(pl.when(has_pos & (neg > 0)).then(area).otherwise(null).alias("roc_auc"))
-    prec = positive_predictive_value(c)
     if "average_precision" in names:
         step = tpr - tpr_prev
-        terms += [
-            pl.when(step == 0).then(0.0).otherwise(step * prec).alias("_pfm_ap_t"),
-            pl.when(last).then((1.0 - tpr) * prevalence).alias("_pfm_ap_c"),
-        ]
-        ap = total("_pfm_ap")
+        terms.append(
+            term(
+                "_pfm_ap",
+                pl.when(step == 0).then(0.0).otherwise(step * prec),
+                pl.when(last).then((1.0 - tpr) * prevalence),
+            )
+        )
+        ap = pl.col("_pfm_ap")
         aggs.append(pl.when(has_pos).then(ap).otherwise(null).alias("average_precision"))
     if "aupr" in names and aupr_mode != "fixed_grid":
         keep = pl.col(_KEEP)
-        # the previous point with a defined precision (points without one are skipped)
-        r_prev = win(pl.when(keep).then(tpr).shift(1).forward_fill())
-        p_prev = win(pl.when(keep).then(prec).shift(1).forward_fill())
+        # points without a defined precision are skipped. They have nothing predicted positive
+        # (TP + f FP = 0); the counts only grow as the threshold falls, so they are a prefix
+        # of the group: the previous kept point is the previous row when that row is kept, and
+        # the last kept point is the group's last row when it is kept
+        prev_kept = ~start & keep.shift(1).fill_null(False)
+        r_prev: pl.Expr = pl.when(prev_kept).then(tpr.shift(1))
+        p_prev: pl.Expr = pl.when(prev_kept).then(prec.shift(1))
         if aupr_mode == "trapezoid":  # scikit-learn's start (recall 0, precision 1)
             r_prev, p_prev = r_prev.fill_null(0.0), p_prev.fill_null(1.0)
-        last_kept = keep & (win(keep.cast(pl.Int64).cum_sum(reverse=True)) == 1)
-        terms += [
-            pl.when(keep).then(0.5 * (tpr - r_prev) * (prec + p_prev)).alias("_pfm_aupr_t"),
-            pl.when(last_kept).then(0.5 * (1.0 - tpr) * (prec + prevalence)).alias("_pfm_aupr_c"),
-        ]
-        area = total("_pfm_aupr")
-        some = win(keep.any())
-        aggs.append(pl.when(has_pos & some).then(area).otherwise(null).alias("aupr"))
-    return terms, aggs
+        terms.append(
+            term(
+                "_pfm_aupr",
+                pl.when(keep).then(0.5 * (tpr - r_prev) * (prec + p_prev)),
+                pl.when(last & keep).then(0.5 * (1.0 - tpr) * (prec + prevalence)),
+            )
+        )
+        area = pl.col("_pfm_aupr")
+        aggs.append(pl.when(has_pos & keep).then(area).otherwise(null).alias("aupr"))
+    return terms, sums, aggs
 
 
 def _fixed_grid_points(points: pl.LazyFrame, keys: list[str], n_points: int) -> pl.LazyFrame:
@@ -1160,6 +1277,38 @@ def _check_summaries(
     return [n for n in SUMMARIES if n in names]
 
 
+def _in_curve_order(table: pl.DataFrame, keys: list[str]) -> bool:
+    """Whether an in-memory curve table is already in an order the summaries can read: keys
+    non-decreasing (nulls last; so each group's rows are contiguous), thresholds descending
+    within a group, a null threshold only last.
+
+    One pass of comparisons of consecutive rows, much cheaper than the sort it spares (a table
+    from :func:`curve_counts` is in this order). A key type without an order Polars can compare
+    answers ``False`` (the table is then sorted)."""
+    if table.height < 2:
+        return True
+    ok: pl.Expr = pl.lit(True)
+    for k in reversed(keys):  # lexicographic: the first key decides, then the next ...
+        cur, prev = pl.col(k), pl.col(k).shift(1)
+        greater = (cur > prev).fill_null(False) | (cur.is_null() & prev.is_not_null())
+        ok = greater | (cur.eq_missing(prev) & ok)
+    cur, prev = pl.col("threshold"), pl.col("threshold").shift(1)
+    desc = prev.is_not_null() & (cur.is_null() | (cur <= prev)).fill_null(False)
+    ok = _and_within(ok, desc, keys)
+    try:
+        return bool(table.select(ok.slice(1).all()).item())
+    except pl.exceptions.PolarsError:  # keys Polars cannot order
+        return False
+
+
+def _and_within(keys_ok: pl.Expr, within: pl.Expr, keys: list[str]) -> pl.Expr:
+    """Row order test: a new group (keys strictly greater) or the same group with ``within``."""
+    if not keys:
+        return within
+    same = pl.all_horizontal([pl.col(k).eq_missing(pl.col(k).shift(1)) for k in keys])
+    return pl.when(same).then(within).otherwise(keys_ok)
+
+
 def _summaries_of(
     table: pl.DataFrame | pl.LazyFrame,
     keys: list[str],
@@ -1187,29 +1336,29 @@ def _summaries_of(
         _PC: ints[2],
         _NC: ints[3],
     }
+    # the sizes are read on each group's last point: carry their inputs, compute them there
+    carried = [c for c in ("tp", "fp", "tn", "fn", "n", "n_null", "n_w") if c in columns]
     pts = _points(
         lazy,
         gk,
         use_w,
         deploy_positive_rate,
         deploy_neg_pos_ratio,
-        [e.alias(k) for k, e in sizes.items()],
+        [pl.col(c) for c in carried],
         test_ratio,
     )
-    if not presorted:
+    if not presorted and not (isinstance(table, pl.DataFrame) and _in_curve_order(table, keys)):
         pts = _sorted_points(pts, gk)
-    c = _point_counts(pl.col(_TP), pl.col(_FP), pl.col(_TOTP), pl.col(_TOTN))
-    pts = pts.with_columns(
-        (pl.int_range(pl.len()) == pl.len() - 1).over(gk).alias(_LAST),
-        positive_predictive_value(c).is_not_null().alias(_KEEP),
+    pts = pts.with_columns(*_segment_marks(gk), *_rate_columns()).with_columns(
+        pl.col(_PREC).is_not_null().alias(_KEEP)
     )
-    terms, values = _summary_columns(aupr_mode, names, gk)
-    firsts = [pl.col(k).cast(pl.Float64 if k == "n_w" else pl.Int64) for k in sizes]
+    terms, sums, values = _summary_columns(aupr_mode, names)
+    firsts = [e.cast(pl.Float64 if k == "n_w" else pl.Int64).alias(k) for k, e in sizes.items()]
     wide = (
         pts.with_columns(terms)
-        .with_columns(values)
+        .with_columns(pl.col(sums).cum_sum().over(_SEG))
         .filter(pl.col(_LAST))  # one row per group: its last point holds the sums
-        .select(*gk, *firsts, *[v.meta.output_name() for v in values])
+        .select(*gk, *firsts, *values)
     )
     if "aupr" in names and aupr_mode == "fixed_grid":
         fixed = _fixed_grid_aupr(pts, gk, fixed_grid_points)
