@@ -85,7 +85,12 @@ from polars_fairmetrics._validate import (
     resolve_label_spec,
     schema_of,
 )
-from polars_fairmetrics.counts import COUNT_COLUMNS, NULL_COLUMNS, WEIGHTED_COUNT_COLUMNS
+from polars_fairmetrics.counts import (
+    COUNT_COLUMNS,
+    NULL_COLUMNS,
+    WEIGHTED_COUNT_COLUMNS,
+    roll_up_attributes,
+)
 from polars_fairmetrics.disparity import (
     Layout,
     Reference,
@@ -376,23 +381,7 @@ def score_cells(
         )
     )
     if separately:
-        order = {k: i for i, k in enumerate(keys)}
-        attributes = pl.LazyFrame({"attribute": keys}, schema={"attribute": pl.String})
-        table = (
-            table.join(attributes, how="cross")
-            .with_columns(
-                [pl.when(pl.col("attribute") == k).then(pl.col(k)).alias(k) for k in keys]
-            )
-            .group_by(["attribute", *keys, _SC])
-            .agg(pl.col(stats).sum())
-            .sort(
-                pl.col("attribute").replace_strict(order, return_dtype=pl.Int64),
-                *keys,
-                _SC,
-                nulls_last=True,
-            )
-            .select(["attribute", *keys, _SC, *stats])
-        )
+        table = roll_up_attributes(table, keys, [_SC], stats)
     else:
         table = table.sort([*keys, _SC], nulls_last=True).select([*keys, _SC, *stats])
     if isinstance(data, pl.DataFrame):

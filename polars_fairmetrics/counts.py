@@ -36,7 +36,7 @@ from polars_fairmetrics._validate import (
 )
 from polars_fairmetrics.exceptions import InvalidOptionError
 from polars_fairmetrics.inputs import accepts_tables
-from polars_fairmetrics.results import RESERVED
+from polars_fairmetrics.results import RESERVED, order_rank
 
 __all__ = [
     "COUNT_COLUMNS",
@@ -48,6 +48,7 @@ __all__ = [
     "confusion_counts",
     "count_columns",
     "is_weighted",
+    "roll_up_attributes",
 ]
 
 COUNT_COLUMNS: tuple[str, ...] = ("tp", "fp", "tn", "fn", "n")
@@ -317,30 +318,44 @@ def _assemble(cells: pl.LazyFrame, plan: _Plan) -> pl.LazyFrame:
     return table.select(cols)
 
 
-def _rollup_separately(table: pl.LazyFrame, plan: _Plan) -> pl.LazyFrame:
-    """Each attribute on its own: sum the intersectional table over the other attributes.
+def roll_up_attributes(
+    table: FrameT,
+    keys: Sequence[str],
+    partitions: Sequence[str] = (),
+    sums: Sequence[str] | None = None,
+) -> FrameT:
+    """Each attribute on its own: sum an intersectional table over the other attributes.
 
     The keys stay typed columns side by side: a row of attribute ``a`` carries its value of
-    ``a`` and nulls for the other keys, and the ``attribute`` column names ``a``. One chain (a
-    cross join with the attribute names, then one group_by), so the rows are still scanned once.
+    ``a`` and nulls for the other keys, and the ``attribute`` column names ``a``. Rows come in
+    the order of ``keys`` (attributes), then by key and ``partitions`` (kept as they are, e.g.
+    ``threshold`` or ``replicate``); ``sums`` (default: every other column) are added up. One
+    chain (a cross join with the attribute names, then one group_by): on a LazyFrame of rows the
+    rows are still scanned once.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> t = pl.DataFrame({"a": ["x", "x", "y"], "b": [1, 2, 1], "n": [3, 4, 5]})
+    >>> roll_up_attributes(t, ["a", "b"]).rows()
+    [('a', 'x', None, 7), ('a', 'y', None, 5), ('b', None, 1, 8), ('b', None, 2, 4)]
     """
-    partition = ["threshold"] if plan.thresholds is not None else []
-    sums = [c for c in table.collect_schema().names() if c not in (*plan.keys, *partition)]
-    order = {k: i for i, k in enumerate(plan.keys)}
-    attributes = pl.LazyFrame({"attribute": plan.keys}, schema={"attribute": pl.String})
-    only_own = [pl.when(pl.col("attribute") == k).then(pl.col(k)).alias(k) for k in plan.keys]
+    keys = list(keys)
+    parts: list[str] = list(partitions)
+    columns = schema_of(table).names()
+    added: list[str] = (
+        [c for c in columns if c not in (*keys, *parts)] if sums is None else list(sums)
+    )
+    names = pl.DataFrame({"attribute": keys}, schema={"attribute": pl.String})
+    attributes = names.lazy() if isinstance(table, pl.LazyFrame) else names
+    only_own = [pl.when(pl.col("attribute") == k).then(pl.col(k)).alias(k) for k in keys]
     return (
         table.join(attributes, how="cross")
         .with_columns(only_own)
-        .group_by(["attribute", *plan.keys, *partition])
-        .agg(pl.col(sums).sum())
-        .sort(
-            pl.col("attribute").replace_strict(order, return_dtype=pl.Int64),
-            *plan.keys,
-            *partition,
-            nulls_last=True,
-        )
-        .select(["attribute", *plan.keys, *partition, *sums])
+        .group_by(["attribute", *keys, *parts])
+        .agg(pl.col(added).sum())
+        .sort(order_rank("attribute", keys), *keys, *parts, nulls_last=True)
+        .select(["attribute", *keys, *parts, *added])
     )
 
 
@@ -459,7 +474,9 @@ def confusion_counts(
     cells = _cells(lazy, plan).map_batches(_make_guard(plan, lazy), schema=_guard_schema(plan))
     table = _assemble(cells, plan)
     if separately:
-        table = _rollup_separately(table, plan)
+        table = roll_up_attributes(
+            table, plan.keys, ["threshold"] if plan.thresholds is not None else []
+        )
     else:
         sort_keys = plan.keys + (["threshold"] if plan.thresholds is not None else [])
         if sort_keys:

@@ -93,7 +93,7 @@ from polars_fairmetrics.exceptions import (
 )
 from polars_fairmetrics.inputs import accepts_tables
 from polars_fairmetrics.metrics import METRICS, _metric_names, metrics_from_counts, safe_div
-from polars_fairmetrics.results import finish
+from polars_fairmetrics.results import finish, order_rank
 
 __all__ = [
     "ENSEMBLE_METRICS",
@@ -985,8 +985,7 @@ def _after_checks(frame: pl.LazyFrame, sums: pl.LazyFrame, keys: list[str]) -> p
 
 
 def _order_expr(names: Sequence[str]) -> pl.Expr:
-    order = {n: i for i, n in enumerate([*ENSEMBLE_METRICS, *METRICS])}
-    return pl.col("metric").replace_strict(order, return_dtype=pl.Int64, default=len(order))
+    return order_rank("metric", [*ENSEMBLE_METRICS, *METRICS], strict=False)
 
 
 @dataclass(frozen=True)
@@ -1376,8 +1375,7 @@ def ensemble_group_sums(
             )
         long = pl.concat(parts, how="vertical")
         lead = ["attribute"]
-        rank = {k: i for i, k in enumerate(plan.by)}
-        sort_lead: list[pl.Expr] = [pl.col("attribute").replace_strict(rank, return_dtype=pl.Int64)]
+        sort_lead: list[pl.Expr] = [order_rank("attribute", plan.by)]
     else:
         sort_lead = []
     out = long.select(*lead, *plan.parts, *plan.by, "metric", *stats).sort(

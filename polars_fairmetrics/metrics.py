@@ -1023,8 +1023,9 @@ def to_long(
     expressions are evaluated once, side by side (wide), then unpivoted in one step; rows keep
     the input order, metrics the order of ``fields``.
     """
+    from polars_fairmetrics.results import order_rank
+
     names = list(fields)
-    order = {m: i for i, m in enumerate(names)}
     wide = frame.with_row_index("_pfm_row").select(
         "_pfm_row",
         *index,
@@ -1035,7 +1036,7 @@ def to_long(
             on=names, index=["_pfm_row", *index], variable_name="metric", value_name="_pfm_fields"
         )
         .unnest("_pfm_fields")
-        .sort("_pfm_row", pl.col("metric").replace_strict(order, return_dtype=pl.Int64))
+        .sort("_pfm_row", order_rank("metric", names))
         .drop("_pfm_row")
     )
 

@@ -102,7 +102,7 @@ from polars_fairmetrics.exceptions import (
 )
 from polars_fairmetrics.inputs import accepts_tables
 from polars_fairmetrics.metrics import _metric_names
-from polars_fairmetrics.results import finish
+from polars_fairmetrics.results import finish, order_rank
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -857,7 +857,6 @@ def _read(
     if kind == "ensemble":
         stats = ["value_sum", "n", "n_null", *(["n_w"] if layout.weighted else [])]
         keys = ["attribute", *layout.by, "model", *([] if merge else ["period"]), "metric"]
-        rank = {m: i for i, m in enumerate(cast("dict[str, Any]", layout.ensemble)["metrics"])}
         return (
             pl.scan_delta(table)
             .filter((pl.col("kind") == kind) & _window_filter(layout, start, end, models))
@@ -866,7 +865,7 @@ def _read(
             .sort(
                 [
                     *[pl.col(k) for k in keys if k != "metric"],
-                    pl.col("metric").replace_strict(rank, return_dtype=pl.Int64),
+                    order_rank("metric", cast("dict[str, Any]", layout.ensemble)["metrics"]),
                 ],
                 nulls_last=True,
             )

@@ -13,6 +13,7 @@ result into its canonical form:
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -37,6 +38,7 @@ __all__ = [
     "display_label_expr",
     "finish",
     "from_wide",
+    "order_rank",
     "to_wide",
 ]
 
@@ -217,6 +219,31 @@ class Layout:
         return cls(keys=keys, partitions=[*[p for p in known if p not in keys], *extra])
 
 
+@functools.lru_cache(maxsize=512)
+def _rank(column: str, order: tuple[Any, ...], default: int | None) -> pl.Expr:
+    rank = {v: i for i, v in enumerate(order)}
+    if default is None:
+        return pl.col(column).replace_strict(rank, return_dtype=pl.Int64)
+    return pl.col(column).replace_strict(rank, default=default, return_dtype=pl.Int64)
+
+
+def order_rank(column: str, order: Sequence[Any], *, strict: bool = True) -> pl.Expr:
+    """The position of each value of ``column`` in ``order`` (Int64): the sort key that puts
+    rows in a given order (metrics in their listed order, attributes in the audit's order).
+
+    A value absent from ``order`` raises when the query runs (``strict``) or ranks last.
+    Built once per (column, order) and reused: small tables are sorted this way many times.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> t = pl.DataFrame({"metric": ["b", "c", "a"]})
+    >>> t.sort(order_rank("metric", ["c", "a"], strict=False))["metric"].to_list()
+    ['c', 'a', 'b']
+    """
+    return _rank(column, tuple(order), None if strict else len(order))
+
+
 def finish(
     frame: FrameT,
     *,
@@ -246,10 +273,7 @@ def finish(
     rest: list[str] = [c for c in columns if c not in lead and c not in known]
     sort_by: list[pl.Expr] = [pl.col(c) for c in lead]
     if "metric" in columns and order is not None:
-        rank = {m: i for i, m in enumerate(order)}
-        sort_by.append(
-            pl.col("metric").replace_strict(rank, default=len(rank), return_dtype=pl.Int64)
-        )
+        sort_by.append(order_rank("metric", order, strict=False))
     out = frame.select([*lead, *known, *rest])
     if sort_by:
         out = out.sort(sort_by, nulls_last=True, maintain_order=True)
@@ -318,7 +342,6 @@ def from_wide(frame: FrameT, *, quantities: Sequence[str], fields: Sequence[str]
         pl.struct(pl.col(q).alias("value"), *[pl.col(f"{q}_{f}").alias(f) for f in fields]).alias(q)
         for q in quantities
     ]
-    rank = {q: i for i, q in enumerate(quantities)}
     return (
         frame.with_row_index("_pfm_row")
         .select("_pfm_row", *index, *structs)
@@ -329,7 +352,7 @@ def from_wide(frame: FrameT, *, quantities: Sequence[str], fields: Sequence[str]
             value_name="_pfm_fields",
         )
         .unnest("_pfm_fields")
-        .sort("_pfm_row", pl.col("metric").replace_strict(rank, return_dtype=pl.Int64))
+        .sort("_pfm_row", order_rank("metric", quantities))
         .drop("_pfm_row")
     )
 

@@ -34,10 +34,10 @@ from polars_fairmetrics._typing import ColumnNames, Label
 from polars_fairmetrics._validate import as_list
 from polars_fairmetrics.counts import (
     _plan,
-    _rollup_separately,
     combine_counts,
     confusion_counts,
     count_columns,
+    roll_up_attributes,
 )
 from polars_fairmetrics.disparity import Reference, disparities, fairness_criteria
 from polars_fairmetrics.exceptions import InvalidOptionError
@@ -284,7 +284,8 @@ def spark_confusion_counts(
         result = result.filter(pl.col("n").is_not_null())
     result = result.cast(dict(local_schema)).select(local_schema.names())  # type: ignore[arg-type]
     if separately:
-        return _rollup_separately(result.lazy(), plan).collect()
+        partition = ["threshold"] if plan.thresholds is not None else []
+        return roll_up_attributes(result, plan.keys, partition)
     if table_keys:
         result = result.sort(table_keys, nulls_last=True)
     return result

@@ -32,6 +32,7 @@ from polars_fairmetrics.report.sections import (
     left_out_note,
     reference_text,
 )
+from polars_fairmetrics.report.tables import attribute_order
 
 __all__ = ["CALIBRATION_BUILDERS", "SLOPE_REASONS"]
 
@@ -53,15 +54,6 @@ _CACHE = "calibration"
 
 def _lead(ctx: AuditContext) -> list[str]:
     return [*(["attribute"] if ctx.spec.separate else []), *ctx.spec.keys]
-
-
-def _in_attribute_order(table: pl.DataFrame, ctx: AuditContext) -> pl.DataFrame:
-    if not ctx.spec.separate:
-        return table
-    rank = {k: i for i, k in enumerate(ctx.spec.keys)}
-    return table.sort(
-        pl.col("attribute").replace_strict(rank, return_dtype=pl.Int64), maintain_order=True
-    )
 
 
 def _cells(ctx: AuditContext) -> pl.DataFrame | None:
@@ -200,7 +192,7 @@ def _calibration_table(ctx: AuditContext, cells: pl.DataFrame) -> tuple[pl.DataF
                     else "."
                 )
             )
-    return _in_attribute_order(_reasons(point, cells, _lead(ctx)), ctx), notes
+    return attribute_order(_reasons(point, cells, _lead(ctx)), ctx.spec), notes
 
 
 def _calibration(ctx: AuditContext) -> Section | None:
@@ -265,7 +257,7 @@ def _reliability(ctx: AuditContext) -> Section | None:
         "Per group and non-empty bin: the mean score (mean_predicted) and the fraction of "
         "positives (fraction_positive), as scikit-learn's calibration_curve; a calibrated "
         f"group's points lie on the diagonal. {_bins_text(ctx).capitalize()}.",
-        _in_attribute_order(curve, ctx),
+        attribute_order(curve, ctx.spec),
         tuple(notes),
         ctx.spec.keys,
     )

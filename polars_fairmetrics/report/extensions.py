@@ -29,7 +29,7 @@ from polars_fairmetrics.report.options import (
     STABILITY_METRICS,
 )
 from polars_fairmetrics.report.sections import AuditContext, SectionBuilder, left_out_note
-from polars_fairmetrics.report.tables import roll_up
+from polars_fairmetrics.report.tables import attribute_order, roll_up
 from polars_fairmetrics.results import finish, from_wide
 
 __all__ = ["EXTENSION_BUILDERS"]
@@ -37,15 +37,6 @@ __all__ = ["EXTENSION_BUILDERS"]
 
 def _lead(ctx: AuditContext) -> list[str]:
     return [*(["attribute"] if ctx.spec.separate else []), *ctx.spec.keys]
-
-
-def _in_attribute_order(table: pl.DataFrame, ctx: AuditContext) -> pl.DataFrame:
-    if not ctx.spec.separate:
-        return table
-    rank = {k: i for i, k in enumerate(ctx.spec.keys)}
-    return table.sort(
-        pl.col("attribute").replace_strict(rank, return_dtype=pl.Int64), maintain_order=True
-    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -127,9 +118,9 @@ def _stability_frames(ctx: AuditContext) -> tuple[pl.DataFrame, pl.DataFrame] | 
             _keyed(hist, ctx, attribute).select(*lead, "n_models", "label_stability", "count")
         )
     done = pl.collect_all([*means, *hists])
-    mean_table = _in_attribute_order(
+    mean_table = attribute_order(
         finish(pl.concat(done[: len(means)]), keys=list(ctx.spec.keys), order=STABILITY_METRICS),
-        ctx,
+        ctx.spec,
     )
     counted = pl.concat(done[len(means) :])
     # one bin per value label stability can take with the models that predicted a row
@@ -228,11 +219,11 @@ def _stability_intervals(ctx: AuditContext, table: pl.DataFrame) -> tuple[pl.Dat
         [p.select(*lead, "replicate", "metric", "value") for p in pl.collect_all(parts)]
     )
     method = "percentile" if opts.ci_method == "bca" else opts.ci_method
-    out = _in_attribute_order(
+    out = attribute_order(
         with_intervals(
             table, replicates, method=method, level=float(opts.ci_level), n_resamples=n_boot
         ),
-        ctx,
+        ctx.spec,
     )
     notes = [
         f"[ci_low, ci_high]: {float(opts.ci_level):.0%} bootstrap intervals ({method}) from "
@@ -316,7 +307,7 @@ def _curve_table(ctx: AuditContext) -> pl.DataFrame | None:
         .select(*lead, "threshold", *sums)
         .collect(engine=opts.engine)
     )
-    table = _in_attribute_order(table, ctx)
+    table = attribute_order(table, ctx.spec)
     ctx.cache["curves"] = table
     return table
 
@@ -358,13 +349,13 @@ def _curve_summaries(ctx: AuditContext) -> Section | None:
         pl.DataFrame({"metric": names}), how="cross"
     )
     out = groups.join(summaries, on=[*lead, "metric"], how="left", nulls_equal=True)
-    out = _in_attribute_order(
+    out = attribute_order(
         finish(
             out.select(*lead, "metric", "value", "n", "n_null"),
             keys=list(ctx.spec.keys),
             order=names,
         ),
-        ctx,
+        ctx.spec,
     )
     notes = [_curve_note(ctx)]
     if ctx.options.intervals is not None:
@@ -438,7 +429,7 @@ def _curves(ctx: AuditContext) -> Section | None:
         "precision, recall (PR); threshold +inf is the start of both curves (nothing "
         "predicted positive). Kept small on a grid (curve_bins); use curves.roc_curve / "
         "pr_curve on the rows for the exact curves.",
-        _in_attribute_order(points, ctx),
+        attribute_order(points, ctx.spec),
         (_curve_note(ctx),),
         ctx.spec.keys,
     )

@@ -31,7 +31,7 @@ import polars as pl
 from polars_fairmetrics.disparity import CRITERIA
 from polars_fairmetrics.exceptions import InvalidOptionError
 from polars_fairmetrics.report.options import AuditOptions
-from polars_fairmetrics.report.tables import TableSpec, plan_tables
+from polars_fairmetrics.report.tables import TableSpec, attribute_order, plan_tables
 from polars_fairmetrics.results import RESERVED
 
 __all__ = ["MAX_REPLICATE_ROWS", "add_intervals", "interval_note"]
@@ -123,16 +123,7 @@ def add_intervals(
             nulls_equal=True,
             maintain_order="left",
         )
-    return {name: _in_order(out[name], spec) for name in out}
-
-
-def _in_order(table: pl.DataFrame, spec: TableSpec) -> pl.DataFrame:
-    if not spec.separate:
-        return table
-    rank = {k: i for i, k in enumerate(spec.keys)}
-    return table.sort(
-        pl.col("attribute").replace_strict(rank, return_dtype=pl.Int64), maintain_order=True
-    )
+    return {name: attribute_order(out[name], spec) for name in out}
 
 
 def interval_note(options: AuditOptions, tables: Mapping[str, pl.DataFrame]) -> list[str]:

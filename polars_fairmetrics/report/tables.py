@@ -30,6 +30,7 @@ from polars_fairmetrics._validate import schema_of
 from polars_fairmetrics.counts import (
     confusion_counts,
     count_columns,
+    roll_up_attributes,
 )
 from polars_fairmetrics.deployment import deployment_factors, deployment_metrics
 from polars_fairmetrics.disparity import (
@@ -44,11 +45,12 @@ from polars_fairmetrics.exceptions import InvalidOptionError, ReferenceGroupErro
 from polars_fairmetrics.metrics import METRICS, metrics_from_counts, safe_div
 from polars_fairmetrics.report.options import DEPLOYMENT_AUDIT_METRICS, AuditOptions
 from polars_fairmetrics.report.text import group_label
-from polars_fairmetrics.results import finish, from_wide
+from polars_fairmetrics.results import finish, from_wide, order_rank
 
 __all__ = [
     "REPORT_COLUMNS",
     "TableSpec",
+    "attribute_order",
     "check_references",
     "plan_tables",
     "roll_up",
@@ -175,27 +177,9 @@ def roll_up(table: FrameT, spec: TableSpec) -> FrameT:
     """
     if not spec.separate:
         return table
-    keys: list[str] = list(spec.keys)
     columns = schema_of(table).names()
     partitions: list[str] = [c for c in ("replicate", "threshold") if c in columns]
-    sums: list[str] = count_columns(columns)
-    rank = {k: i for i, k in enumerate(keys)}
-    names = pl.DataFrame({"attribute": keys}, schema={"attribute": pl.String})
-    attributes = names.lazy() if isinstance(table, pl.LazyFrame) else names
-    own = [pl.when(pl.col("attribute") == k).then(pl.col(k)).alias(k) for k in keys]
-    return (
-        table.join(attributes, how="cross")
-        .with_columns(own)
-        .group_by(["attribute", *keys, *partitions])
-        .agg(pl.col(sums).sum())
-        .sort(
-            pl.col("attribute").replace_strict(rank, return_dtype=pl.Int64),
-            *keys,
-            *partitions,
-            nulls_last=True,
-        )
-        .select(["attribute", *keys, *partitions, *sums])
-    )
+    return roll_up_attributes(table, spec.keys, partitions, count_columns(columns))
 
 
 def check_references(counts: pl.DataFrame, spec: TableSpec) -> None:
@@ -288,14 +272,11 @@ def _same_group(row: Mapping[str, Any], values: Mapping[str, Any], schema: pl.Sc
 # ---------------------------------------------------------------------------------------------
 
 
-def _attribute_order(frame: FrameT, spec: TableSpec) -> FrameT:
+def attribute_order(frame: FrameT, spec: TableSpec) -> FrameT:
     """Rows in the order of the audit's attributes (the results sort partitions by name)."""
     if not spec.separate:
         return frame
-    rank = {k: i for i, k in enumerate(spec.keys)}
-    return frame.sort(
-        pl.col("attribute").replace_strict(rank, return_dtype=pl.Int64), maintain_order=True
-    )
+    return frame.sort(order_rank("attribute", spec.keys), maintain_order=True)
 
 
 def plan_tables(counts: FrameT, spec: TableSpec) -> dict[str, FrameT]:
@@ -352,7 +333,7 @@ def plan_tables(counts: FrameT, spec: TableSpec) -> dict[str, FrameT]:
     }
     if spec.deploy_positive_rate is not None:
         out["deployment"] = _deployment(counts, spec, [*lead, *(p for p in parts if p not in lead)])
-    return {name: _attribute_order(frame, spec) for name, frame in out.items()}
+    return {name: attribute_order(frame, spec) for name, frame in out.items()}
 
 
 def _groups(counts: FrameT, lead: list[str], parts: list[str]) -> FrameT:
