@@ -680,8 +680,7 @@ def _is_empty(names: str | Sequence[str] | None) -> bool:
 
 def _check_options(convention: str, ddof: int, log_base: float) -> None:
     if convention not in ("half_up", "virny"):
-        hint = " (renamed 'half_up')" if convention == "seed" else ""
-        raise InvalidOptionError(f"convention={convention!r}{hint}; use 'half_up' or 'virny'")
+        raise InvalidOptionError(f"convention={convention!r}; use 'half_up' or 'virny'")
     if isinstance(ddof, bool) or not isinstance(ddof, int) or ddof < 0:
         raise InvalidOptionError(f"ddof={ddof!r} must be a non-negative integer")
     if not (

@@ -403,8 +403,8 @@ def test_errors() -> None:
         ensemble_sample_metrics(df, models=["p1"], list_col="p2")
     with pytest.raises(pfm.InvalidOptionError, match="convention"):
         ensemble_sample_metrics(df, models=["p1"], convention="other")  # type: ignore[arg-type]
-    with pytest.raises(pfm.InvalidOptionError, match="renamed 'half_up'"):
-        ensemble_sample_metrics(df, models=["p1"], convention="seed")  # type: ignore[arg-type]
+    with pytest.raises(pfm.InvalidOptionError, match="use 'half_up' or 'virny'"):
+        ensemble_sample_metrics(df, models=["p1"], convention="half-up")  # type: ignore[arg-type]
     ok = df.with_columns(p1=pl.lit(0.4))
     with pytest.raises(pfm.ReferenceGroupError, match="'z'"):
         ensemble_disparities(ok, models=["p1", "p2"], by="g", reference="z")
