@@ -706,9 +706,8 @@ def disparities(
     )
     names = _metric_names(metrics)
     frame = _comparison_frame(counts, layout, names, reference, weighted, zero_reference)
-    frame = finish(frame, keys=layout.keys, partitions=layout.partitions)
     if wide:
-        return frame
+        return finish(frame, keys=layout.keys, partitions=layout.partitions)
     fields = ("support", "reference_value", "difference", "ratio")
     return finish(
         from_wide(frame, quantities=names, fields=fields),
@@ -849,9 +848,9 @@ def criteria_from_comparisons(
         ],
     )
     names = [c.name for c in chosen]
-    out = finish(out, keys=keys, partitions=parts)
     if wide:
-        return out
+        return finish(out, keys=keys, partitions=parts)
+    # long: from_wide keeps the rows' order and the final finish sorts them (once)
     return finish(
         from_wide(out, quantities=names, fields=("support",)),
         keys=keys,

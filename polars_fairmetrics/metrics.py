@@ -1003,9 +1003,8 @@ def metrics_from_counts(
     keys, parts = layout.keys, layout.partitions
     sizes = [s for s in ("n", "n_null", *(["n_w"] if use_w else [])) if s in columns]
     frame = counts.select(*parts, *keys, *sizes, *metric_columns(names, c, weighted=use_w))
-    frame = finish(frame, keys=keys, partitions=parts)
     if wide:
-        return frame
+        return finish(frame, keys=keys, partitions=parts)
     return finish(
         from_wide(frame, quantities=names, fields=("support",)),
         keys=keys,

@@ -19,6 +19,7 @@ exactly the numbers shown.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -350,6 +351,26 @@ def _groups(counts: FrameT, lead: list[str], parts: list[str]) -> FrameT:
     )
 
 
+@functools.lru_cache(maxsize=8)
+def _why(column: str) -> pl.Expr:
+    """Why a metric named in ``column`` is undefined (its documented condition)."""
+    why = {k: s.undefined_when for k, s in METRICS.items()}
+    return pl.col(column).replace_strict(why, default="undefined")
+
+
+@functools.lru_cache(maxsize=64)
+def _criterion_bases(criteria: tuple[str, ...]) -> pl.DataFrame:
+    """The metrics each criterion is built from, in order (and whether it is a ratio)."""
+    return pl.DataFrame(
+        [
+            {"metric": c, "base": m, "ratio": CRITERIA[c].composition == "ratio", "position": i}
+            for c in criteria
+            for i, m in enumerate(CRITERIA[c].metrics)
+        ],
+        schema={"metric": pl.String, "base": pl.String, "ratio": pl.Boolean, "position": pl.Int64},
+    )
+
+
 def _undefined(
     metrics: FrameT,
     criteria: FrameT,
@@ -358,24 +379,16 @@ def _undefined(
     spec: TableSpec,
 ) -> FrameT:
     """Every null of the metrics and criteria, with the reason."""
-    why = {k: s.undefined_when for k, s in METRICS.items()}
     from_metrics = metrics.filter(pl.col("value").is_null()).select(
         *lead,
         pl.lit("metrics").alias("section"),
         "metric",
-        pl.col("metric").replace_strict(why, default="undefined").alias("reason"),
+        _why("metric").alias("reason"),
     )
-    bases = pl.DataFrame(
-        [
-            {"metric": c, "base": m, "ratio": CRITERIA[c].composition == "ratio", "position": i}
-            for c in spec.criteria
-            for i, m in enumerate(CRITERIA[c].metrics)
-        ],
-        schema={"metric": pl.String, "base": pl.String, "ratio": pl.Boolean, "position": pl.Int64},
-    )
+    bases = _criterion_bases(spec.criteria)
     null_criteria = criteria.filter(pl.col("value").is_null()).select(*lead, "metric")
     base_rows = disparity.select(*lead, pl.col("metric").alias("base"), "value", "reference_value")
-    base_why = pl.col("base").replace_strict(why, default="undefined")
+    base_why = _why("base")
     reason = (
         pl.when(pl.col("value").is_null())
         .then(pl.format("{} of the group is undefined: {}", "base", base_why))
