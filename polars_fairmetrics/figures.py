@@ -47,16 +47,7 @@ from polars_fairmetrics.metrics import (
     positive_predictive_value,
     true_positive_rate,
 )
-from polars_fairmetrics.results import (
-    BETWEEN_COLUMNS,
-    COMPARISON_COLUMNS,
-    INTERVAL_COLUMNS,
-    PARTITION_COLUMNS,
-    QUANTITY_COLUMNS,
-    SIZE_COLUMNS,
-    TEST_COLUMNS,
-    display_label,
-)
+from polars_fairmetrics.results import NON_KEY_COLUMNS, display_label
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -111,52 +102,6 @@ DIFFERENCE_BAND: tuple[float, float] = (-0.1, 0.1)
 RATIO_BAND: tuple[float, float] = (0.8, 1.25)
 """Default reference band of a ratio (parity 1): the four-fifths rule and its inverse."""
 
-_CURVE_COLUMNS: tuple[str, ...] = (
-    "fpr",
-    "tpr",
-    "precision",
-    "recall",
-    "tp",
-    "fp",
-    "tn",
-    "fn",
-    "tp_w",
-    "fp_w",
-    "tn_w",
-    "fn_w",
-    "n_null_y_true",
-    "n_null_y_pred",
-    "n_null_weight",
-    "n_null_y_score",
-)
-
-_NOT_KEYS: frozenset[str] = frozenset(
-    {
-        *PARTITION_COLUMNS,
-        *QUANTITY_COLUMNS,
-        *SIZE_COLUMNS,
-        *COMPARISON_COLUMNS,
-        *BETWEEN_COLUMNS,
-        *TEST_COLUMNS,
-        *INTERVAL_COLUMNS,
-        *_CURVE_COLUMNS,
-        "period",
-        "baseline",
-        "current",
-        "baseline_n",
-        "bin",
-        "bin_low",
-        "bin_high",
-        "bin_left",
-        "bin_right",
-        "count",
-        "share",
-        "n_models",
-        "ensemble_label",
-    }
-)
-"""Columns that are never group keys."""
-
 
 # ---------------------------------------------------------------------------------------------
 # Shared helpers
@@ -209,7 +154,7 @@ def _collect(
 def _keys(columns: Sequence[str], by: str | Sequence[str] | None) -> list[str]:
     if by is not None:
         return [by] if isinstance(by, str) else list(by)
-    return [c for c in columns if c not in _NOT_KEYS and not c.startswith("_pfm")]
+    return [c for c in columns if c not in NON_KEY_COLUMNS and not c.startswith("_pfm")]
 
 
 def _labels(frame: pl.DataFrame, keys: Sequence[str]) -> pl.Series:

@@ -30,6 +30,7 @@ from typing import Any
 import polars as pl
 
 from polars_fairmetrics._text import visible
+from polars_fairmetrics.results import NON_KEY_COLUMNS
 
 __all__ = [
     "available",
@@ -150,53 +151,6 @@ def reliability_figure(
     return fig
 
 
-_NOT_KEYS: frozenset[str] = frozenset(
-    {
-        "attribute",
-        "model",
-        "period",
-        "threshold",
-        "replicate",
-        "metric",
-        "value",
-        "support",
-        "n",
-        "n_null",
-        "n_w",
-        "reference",
-        "is_reference",
-        "reference_value",
-        "reference_support",
-        "difference",
-        "ratio",
-        "statistic",
-        "p_value",
-        "p_value_adjusted",
-        "significant",
-        "ci_low",
-        "ci_high",
-        "difference_ci_low",
-        "difference_ci_high",
-        "ratio_ci_low",
-        "ratio_ci_high",
-        "ci_method",
-        "ci_level",
-        "n_resamples",
-        "n_defined",
-        "ci_note",
-        "bin",
-        "bin_low",
-        "bin_high",
-        "positives",
-        "mean_predicted",
-        "fraction_positive",
-        "baseline",
-        "current",
-        "baseline_n",
-    }
-)
-
-
 def _pyplot(what: str) -> Any:
     try:
         import matplotlib.pyplot as plt
@@ -211,7 +165,7 @@ def _series_labels(frame: pl.DataFrame, split: Sequence[str]) -> list[tuple[str,
     """One (label, rows) pair per group (× ``split`` column): the group's display label."""
     from polars_fairmetrics.results import display_label
 
-    keys = [c for c in frame.columns if c not in _NOT_KEYS]
+    keys = [c for c in frame.columns if c not in NON_KEY_COLUMNS]
     by = [*(["attribute"] if "attribute" in frame.columns else []), *keys, *split]
     if not by:
         return [("all rows", frame)]

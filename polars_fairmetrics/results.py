@@ -28,6 +28,7 @@ __all__ = [
     "COMPARISON_COLUMNS",
     "INTERVAL_COLUMNS",
     "MODEL_COMPARISON_COLUMNS",
+    "NON_KEY_COLUMNS",
     "PARTITION_COLUMNS",
     "QUANTITY_COLUMNS",
     "RESERVED",
@@ -146,6 +147,56 @@ _ORDER: tuple[str, ...] = (
     "ci_note",
 )
 """Documented order of the non-key columns."""
+
+_CURVE_COLUMNS: tuple[str, ...] = (
+    "fpr",
+    "tpr",
+    "precision",
+    "recall",
+    "tp",
+    "fp",
+    "tn",
+    "fn",
+    "tp_w",
+    "fp_w",
+    "tn_w",
+    "fn_w",
+    "n_null_y_true",
+    "n_null_y_pred",
+    "n_null_weight",
+    "n_null_y_score",
+)
+
+NON_KEY_COLUMNS: frozenset[str] = frozenset(
+    {
+        *PARTITION_COLUMNS,
+        *QUANTITY_COLUMNS,
+        *SIZE_COLUMNS,
+        *COMPARISON_COLUMNS,
+        *BETWEEN_COLUMNS,
+        *TEST_COLUMNS,
+        *INTERVAL_COLUMNS,
+        *_CURVE_COLUMNS,
+        "period",
+        "baseline",
+        "current",
+        "baseline_n",
+        "bin",
+        "bin_low",
+        "bin_high",
+        "bin_left",
+        "bin_right",
+        "count",
+        "share",
+        "n_models",
+        "ensemble_label",
+        "mean_predicted",
+        "fraction_positive",
+        "positives",
+    }
+)
+"""Columns of the package's results that are never group keys: figures and plots take every
+other column of a result table as a group key (unless ``by=`` names the keys)."""
 
 RESERVED: tuple[str, ...] = tuple(
     dict.fromkeys([*(p for p in PARTITION_COLUMNS if p != "period"), *_ORDER])
