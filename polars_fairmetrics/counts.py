@@ -47,6 +47,7 @@ __all__ = [
     "combine_counts",
     "confusion_counts",
     "count_columns",
+    "count_rows_or_table",
     "is_weighted",
     "roll_up_attributes",
 ]
@@ -484,6 +485,58 @@ def confusion_counts(
     if isinstance(data, pl.DataFrame):
         return table.collect()
     return table
+
+
+def count_rows_or_table(
+    data: FrameT,
+    *,
+    y_true: str | None,
+    y_pred: str | None = None,
+    y_score: str | None = None,
+    threshold: float | Sequence[float] | None = None,
+    by: ColumnNames | None = None,
+    weight: str | None = None,
+    pos_label: Label | None = None,
+    neg_label: Label | None = None,
+    separately: bool = False,
+    score_bounds: tuple[float, float] | None = (0.0, 1.0),
+) -> FrameT:
+    """The count table of ``data``: its rows counted when ``y_true=`` is given
+    (:func:`confusion_counts`), else ``data`` itself, taken as a count table.
+
+    The one dispatch of every function that accepts rows or a count table. Without ``y_true=``,
+    an option that only applies to rows (``y_pred``, ``y_score``, ``threshold``, ``weight``,
+    ``separately``) raises :class:`InvalidOptionError` instead of being ignored.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> rows = pl.DataFrame({"y": [1, 0], "p": [1, 1]})
+    >>> t = count_rows_or_table(rows, y_true="y", y_pred="p")
+    >>> count_rows_or_table(t, y_true=None).select("tp", "fp").row(0)
+    (1, 1)
+    """
+    if y_true is None:
+        given = {"y_pred": y_pred, "y_score": y_score, "threshold": threshold, "weight": weight}
+        for name, value in given.items():
+            if value is not None:
+                raise InvalidOptionError(f"{name}= needs y_true= (rows); got a count table")
+        if separately:
+            raise InvalidOptionError("separately=True needs y_true= (rows); got a count table")
+        return data
+    return confusion_counts(
+        data,
+        y_true=y_true,
+        y_pred=y_pred,
+        y_score=y_score,
+        threshold=threshold,
+        by=by,
+        weight=weight,
+        pos_label=pos_label,
+        neg_label=neg_label,
+        separately=separately,
+        score_bounds=score_bounds,
+    )
 
 
 def combine_counts(tables: Sequence[FrameT], *, keys: ColumnNames | None = None) -> FrameT:

@@ -37,7 +37,12 @@ import polars as pl
 
 from polars_fairmetrics._typing import ColumnNames, FrameT, Label
 from polars_fairmetrics._validate import as_list, schema_of
-from polars_fairmetrics.counts import COUNT_COLUMNS, WEIGHTED_COUNT_COLUMNS, confusion_counts
+from polars_fairmetrics.counts import (
+    COUNT_COLUMNS,
+    WEIGHTED_COUNT_COLUMNS,
+    confusion_counts,
+    count_rows_or_table,
+)
 from polars_fairmetrics.exceptions import EmptyGroupError, InvalidOptionError
 from polars_fairmetrics.inputs import accepts_tables
 from polars_fairmetrics.metrics import (
@@ -49,7 +54,7 @@ from polars_fairmetrics.metrics import (
     metrics_from_counts,
 )
 from polars_fairmetrics.results import partitions_of
-from polars_fairmetrics.weights import _lookup, _no_row_options, _show, finish_counts
+from polars_fairmetrics.weights import _lookup, _show, finish_counts
 
 __all__ = [
     "DEPLOYMENT_METRICS",
@@ -384,35 +389,6 @@ def deployment_counts(
     return _same_kind(finish_counts(out, keys=keys), counts)
 
 
-def _count_if_rows(
-    data: FrameT,
-    *,
-    y_true: str | None,
-    y_pred: str | None,
-    y_score: str | None,
-    threshold: float | Sequence[float] | None,
-    by: ColumnNames | None,
-    weight: str | None,
-    pos_label: Label | None,
-    neg_label: Label | None,
-) -> FrameT:
-    """Rows (``y_true`` given) are counted first; otherwise ``data`` is a count table."""
-    if y_true is None:
-        _no_row_options(y_pred=y_pred, y_score=y_score, threshold=threshold, weight=weight)
-        return data
-    return confusion_counts(
-        data,
-        y_true=y_true,
-        y_pred=y_pred,
-        y_score=y_score,
-        threshold=threshold,
-        by=by,
-        weight=weight,
-        pos_label=pos_label,
-        neg_label=neg_label,
-    )
-
-
 @accepts_tables
 def deployment_metrics(
     data: FrameT,
@@ -469,7 +445,7 @@ def deployment_metrics(
     >>> round(out["value"].item(), 4)  # k = 999 / 9 = 111; the test precision is 0.8
     0.0348
     """
-    counts = _count_if_rows(
+    counts = count_rows_or_table(
         data,
         y_true=y_true,
         y_pred=y_pred,
@@ -586,8 +562,9 @@ def threshold_for_precision(
             neg_label=neg_label,
         )
     else:
-        _no_row_options(y_score=y_score, threshold=threshold, weight=weight)
-        counts = data
+        counts = count_rows_or_table(
+            data, y_true=None, y_score=y_score, threshold=threshold, weight=weight
+        )
     columns = list(schema_of(counts).names())
     if "threshold" not in columns:
         raise InvalidOptionError(

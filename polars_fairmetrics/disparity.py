@@ -44,7 +44,7 @@ import polars as pl
 
 from polars_fairmetrics._typing import ColumnNames, FrameT, Label
 from polars_fairmetrics._validate import schema_of
-from polars_fairmetrics.counts import COUNT_COLUMNS, confusion_counts, count_columns
+from polars_fairmetrics.counts import COUNT_COLUMNS, count_columns, count_rows_or_table
 from polars_fairmetrics.exceptions import MSG_REFERENCE, InvalidOptionError, ReferenceGroupError
 from polars_fairmetrics.inputs import accepts_tables
 from polars_fairmetrics.metrics import (
@@ -519,46 +519,36 @@ def _count_table(
     score_bounds: tuple[float, float] | None,
 ) -> tuple[FrameT, Layout]:
     """Count ``data`` when given rows (``y_true=``); else take it as a count table."""
-    if y_true is not None:
-        counts = confusion_counts(
-            data,
-            y_true=y_true,
-            y_pred=y_pred,
-            y_score=y_score,
-            threshold=threshold,
-            by=by,
-            weight=weight,
-            pos_label=pos_label,
-            neg_label=neg_label,
-            separately=separately,
-            score_bounds=score_bounds,
-        )
-        by_keys: ColumnNames | None = by
-    else:
-        given = {
-            "y_pred": y_pred,
-            "y_score": y_score,
-            "threshold": threshold,
-            "weight": weight,
-            "pos_label": pos_label,
-            "neg_label": neg_label,
-        }
-        stray = [k for k, v in given.items() if v is not None]
-        if stray or separately:
+    if y_true is None:
+        stray = [
+            k for k, v in {"pos_label": pos_label, "neg_label": neg_label}.items() if v is not None
+        ]
+        if stray:
             raise InvalidOptionError(
-                f"{', '.join(stray or ['separately'])}= given without y_true=: pass y_true= with "
-                "rows, or a count table alone"
+                f"{stray[0]}= given without y_true=: pass y_true= with rows, or a count table alone"
             )
-        columns = list(schema_of(data).names())
-        missing = [c for c in COUNT_COLUMNS[:4] if c not in columns]
+    counts = count_rows_or_table(
+        data,
+        y_true=y_true,
+        y_pred=y_pred,
+        y_score=y_score,
+        threshold=threshold,
+        by=by,
+        weight=weight,
+        pos_label=pos_label,
+        neg_label=neg_label,
+        separately=separately,
+        score_bounds=score_bounds,
+    )
+    if y_true is None:
+        missing = [c for c in COUNT_COLUMNS[:4] if c not in schema_of(counts).names()]
         if missing:
             raise InvalidOptionError(
                 "pass y_true= (and y_pred= or y_score=) with rows, or a count table with columns "
                 f"tp, fp, tn, fn; missing: {', '.join(missing)}"
             )
-        counts, by_keys = data, by
     columns = list(schema_of(counts).names())
-    return counts, Layout.of(columns, by_keys, count_columns(columns))
+    return counts, Layout.of(columns, by, count_columns(columns))
 
 
 def _comparison_frame(

@@ -61,6 +61,7 @@ from polars_fairmetrics.counts import (
     NULL_COLUMNS,
     WEIGHTED_COUNT_COLUMNS,
     confusion_counts,
+    count_rows_or_table,
     is_weighted,
 )
 from polars_fairmetrics.exceptions import (
@@ -1215,21 +1216,17 @@ def importance_weighted_metrics(
     levels, level_keys = _key_exprs(by)
     groups: list[str] = as_list(within)
     report: list[str] = groups if keys is None else as_list(keys)
-    if y_true is not None:
-        counts = confusion_counts(
-            data,
-            y_true=y_true,
-            y_pred=y_pred,
-            y_score=y_score,
-            threshold=threshold,
-            by=list(dict.fromkeys([*report, *levels, *groups])),
-            weight=weight,
-            pos_label=pos_label,
-            neg_label=neg_label,
-        )
-    else:
-        _no_row_options(y_pred=y_pred, y_score=y_score, threshold=threshold, weight=weight)
-        counts = data
+    counts = count_rows_or_table(
+        data,
+        y_true=y_true,
+        y_pred=y_pred,
+        y_score=y_score,
+        threshold=threshold,
+        by=list(dict.fromkeys([*report, *levels, *groups])),
+        weight=weight,
+        pos_label=pos_label,
+        neg_label=neg_label,
+    )
     tgt, src = _mixes(levels, target, source, missing_groups)
 
     def missing(level: _Level, group: Any) -> str:
@@ -1265,12 +1262,6 @@ def importance_weighted_metrics(
     if wide:
         return out
     return finish(from_wide(out, quantities=names, fields=("support",)), keys=report, order=names)
-
-
-def _no_row_options(**options: Any) -> None:
-    for name, value in options.items():
-        if value is not None:
-            raise InvalidOptionError(f"{name}= needs y_true= (rows); got a count table")
 
 
 @accepts_tables
