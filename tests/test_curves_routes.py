@@ -111,7 +111,8 @@ def test_exact_routes_equal_brute_force(df: pl.DataFrame, weighted: bool, method
         exact_method=method,  # type: ignore[arg-type]
     )
     table = lazy.collect()
-    assert_frame_equal(table, lazy.collect(engine="streaming"), check_exact=True)
+    # integer counts exactly; weighted sums up to the order in which each engine adds them
+    assert_frame_equal(table, lazy.collect(engine="streaming"), rel_tol=1e-12, abs_tol=1e-12)
     other = "sort" if method == "aggregate" else "aggregate"
     assert_frame_equal(
         table,
