@@ -3,7 +3,8 @@
 Schema checks happen when a query is *built* (``collect_schema()`` does not scan data); value
 checks (a third label, a negative weight, a score outside [0, 1]) happen on the small count table
 produced by the single scan, so they cost almost nothing and still name the column and the value:
-the scan adds one cheap aggregation per checked column (:func:`weight_check`), and when a check
+the scan adds plain aggregations per checked column (:func:`weight_checks`: the weight's minimum and
+null count beside its sum), and when a check
 fails a second, error-only pass over the input finds the offending value
 (:func:`raise_bad_weight`).
 """
@@ -29,6 +30,7 @@ from polars_fairmetrics.exceptions import (
     MSG_THIRD_LABEL,
     MSG_THRESHOLD,
     MSG_TWO_NEGATIVES,
+    MSG_WEIGHT_OVERFLOW,
     ColumnNotFoundError,
     InvalidDtypeError,
     InvalidLabelError,
@@ -281,32 +283,51 @@ def threshold_index(score: pl.Expr, thresholds: Sequence[float]) -> pl.Expr:
     return pl.when(s.is_not_null()).then(n_below)
 
 
-def weight_check(weight: pl.Expr) -> pl.Expr:
-    r"""One aggregation that both counts the null weights and flags invalid ones.
+def weight_checks(weight: pl.Expr, *, minimum: str, nulls: str) -> list[pl.Expr]:
+    r"""Two plain aggregations that, with the weight sum, validate a weight column per cell.
 
-    .. math:: \sum_i \begin{cases} 1 & w_i \text{ null} \\ 0 \cdot \sqrt{w_i} & \text{else}
-              \end{cases}
+    ``minimum`` is :math:`\min_i w_i` (NaN and nulls skipped) and ``nulls`` the number of null
+    weights (read from the validity mask: no per-row arithmetic). With the cell's weight sum
+    :math:`\sum_i w_i` a cell is valid exactly when (:func:`weights_invalid`)
 
-    is the number of null weights (exact in Float64 up to :math:`2^{53}` rows) when every weight
-    is finite and non-negative, and NaN as soon as one is negative (:math:`\sqrt{w} =` NaN), NaN
-    or infinite (:math:`0 \cdot \infty =` NaN). ``weight`` must be Float64.
+    .. math:: \min_i w_i \ge 0 \quad\text{and}\quad \sum_i w_i \text{ finite}:
+
+    a negative weight or :math:`-\infty` makes the minimum negative, a NaN or :math:`+\infty`
+    makes the sum NaN or infinite (so does a sum that overflows Float64, which is rejected too).
+    ``weight`` must be Float64.
 
     Examples
     --------
     >>> import polars as pl
     >>> df = pl.DataFrame({"w": [1.0, None, 0.0, -0.0]})
-    >>> df.select(weight_check(pl.col("w"))).item()
-    1.0
-    >>> df.with_columns(w=pl.Series([1.0, None, -2.0, 3.0])).select(weight_check(pl.col("w"))).item()
-    nan
-    """  # noqa: E501
-    return (0.0 * weight.sqrt()).fill_null(1.0).sum()
+    >>> df.select(*weight_checks(pl.col("w"), minimum="low", nulls="nulls")).row(0)
+    (-0.0, 1)
+    """
+    return [weight.min().alias(minimum), weight.null_count().cast(pl.Int64).alias(nulls)]
+
+
+def weights_invalid(minimum: pl.Series, total: pl.Series) -> bool:
+    """Whether a cell table's weight checks (:func:`weight_checks`) flag an invalid weight:
+    a negative minimum, a cell sum that is NaN or infinite, or a total over the cells that
+    overflows Float64 (every sum of cells is at most the total).
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> weights_invalid(pl.Series([0.0, None]), pl.Series([2.0, 0.0]))
+    False
+    >>> weights_invalid(pl.Series([0.5, 1.0]), pl.Series([float("nan"), 3.0]))
+    True
+    """
+    if bool((minimum < 0).any()) or not bool(total.is_finite().all()):
+        return True
+    return not math.isfinite(float(total.sum()))  # a sum over cells that overflows
 
 
 def raise_bad_weight(source: pl.LazyFrame, column: str) -> NoReturn:
     """Raise :class:`InvalidWeightError` naming ``column`` and an invalid value of it.
 
-    The error path of :func:`weight_check`: one more pass over ``source`` (only when the check
+    The error path of :func:`weight_checks`: one more pass over ``source`` (only when the check
     failed) for the minimum, maximum and sum of the weights, judged by
     :func:`check_weight_summary`. Raises a message without the value if that pass finds none (a
     source that changed between the passes).
@@ -327,7 +348,8 @@ def check_weight_summary(
     """Raise :class:`InvalidWeightError` from a weight column's min, max and sum.
 
     NaN propagates into the sum while min and max skip it, so the three together tell negative,
-    infinite and NaN weights apart without another pass over the data.
+    infinite and NaN weights apart without another pass over the data; finite weights whose sum
+    overflows Float64 are rejected too (every weighted sum would be infinite).
     """
     if w_min is not None and w_min < 0:
         raise InvalidWeightError(MSG_NEGATIVE_WEIGHT.format(column=column, value=w_min))
@@ -335,6 +357,8 @@ def check_weight_summary(
         raise InvalidWeightError(MSG_NONFINITE_WEIGHT.format(column=column, value=w_max))
     if w_sum is not None and math.isnan(w_sum):
         raise InvalidWeightError(MSG_NONFINITE_WEIGHT.format(column=column, value=float("nan")))
+    if w_sum is not None and math.isinf(w_sum):
+        raise InvalidWeightError(MSG_WEIGHT_OVERFLOW.format(column=column, value=w_max))
 
 
 def check_score_summary(

@@ -32,7 +32,8 @@ from polars_fairmetrics._validate import (
     schema_of,
     threshold_index,
     validate_thresholds,
-    weight_check,
+    weight_checks,
+    weights_invalid,
 )
 from polars_fairmetrics.exceptions import InvalidOptionError
 from polars_fairmetrics.inputs import accepts_tables
@@ -69,7 +70,7 @@ _BIN = "_pfm_bin"
 _N = "_pfm_n"
 _W = "_pfm_w"
 _WNULL = "_pfm_w_null"
-_WCHK = "_pfm_w_check"
+_WMIN = "_pfm_w_min"
 _W2 = "_pfm_w2"
 _SMIN = "_pfm_s_min"
 _SMAX = "_pfm_s_max"
@@ -166,13 +167,13 @@ def _cells(lf: pl.LazyFrame, plan: _Plan) -> pl.LazyFrame:
         # bin = how many thresholds are <= s (the one binning rule of counts and curves)
         s = pl.col(cast(str, plan.y_score))
         pred = threshold_index(s, cast(list[float], plan.thresholds)).alias(_BIN)
-    # Validation adds one cheap aggregation per cell beyond len and the weight sum: the
-    # null-weight count, NaN when a weight is negative, NaN or infinite (``weight_check``);
-    # scores add their min and NaN-propagating max (NaN, out of bounds).
+    # Validation adds plain aggregations, no per-row arithmetic: the weight's minimum and null
+    # count beside its sum (``weight_checks``: a negative minimum or a non-finite sum is an
+    # invalid weight); scores add their min and NaN-propagating max (NaN, out of bounds).
     aggs: list[pl.Expr] = [pl.len().alias(_N)]
     if plan.weight is not None:
         w = pl.col(plan.weight).cast(pl.Float64)
-        aggs += [w.sum().alias(_W), weight_check(w).alias(_WCHK)]
+        aggs += [w.sum().alias(_W), *weight_checks(w, minimum=_WMIN, nulls=_WNULL)]
     if plan.weight_squares:
         aggs.append(pl.col(cast(str, plan.weight)).cast(pl.Float64).pow(2).sum().alias(_W2))
     if plan.y_score is not None:
@@ -223,9 +224,8 @@ def _make_guard(plan: _Plan, source: pl.LazyFrame) -> Any:
             )
             out = out.with_columns(pl.col(_BIN).cast(pl.Int64))
         if plan.weight is not None:
-            if out[_WCHK].is_nan().any():
+            if weights_invalid(out[_WMIN], out[_W]):
                 raise_bad_weight(source, plan.weight)
-            out = out.with_columns(pl.col(_WCHK).cast(pl.Int64).alias(_WNULL))
         out = out.with_columns(pl.col(_N).cast(pl.Int64))
         if plan.weight is not None:
             out = out.with_columns(pl.col(_WNULL).cast(pl.Int64), pl.col(_W).cast(pl.Float64))

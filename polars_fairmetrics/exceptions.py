@@ -35,6 +35,10 @@ MSG_TWO_NEGATIVES = (
 )
 MSG_NEGATIVE_WEIGHT = "column {column!r} (weight) has a negative weight {value!r}"
 MSG_NONFINITE_WEIGHT = "column {column!r} (weight) has a non-finite weight {value!r}"
+MSG_WEIGHT_OVERFLOW = (
+    "column {column!r} (weight): the weights sum to infinity in Float64 (overflow; the largest "
+    "is {value!r}): rescale the weights"
+)
 MSG_SCORE_RANGE = (
     "column {column!r} (y_score) has a score {value!r} outside [{low}, {high}]; pass "
     "score_bounds=None if the scores are not probabilities"

@@ -38,7 +38,8 @@ from polars_fairmetrics._validate import (
     require_numeric,
     resolve_label_spec,
     schema_of,
-    weight_check,
+    weight_checks,
+    weights_invalid,
 )
 from polars_fairmetrics.bootstrap import (
     DEFAULT_SEED,
@@ -77,7 +78,8 @@ _N = "_pfm_n"
 _W = "_pfm_w"
 _W2 = "_pfm_w2"
 _ESS = "_pfm_ess"
-_WCHK = "_pfm_w_check"
+_WMIN = "_pfm_w_min"
+_WNULL = "_pfm_w_null"
 _BASE = ("tp", "fp", "tn", "fn")
 _GAP_COLUMNS = ("model_difference", "model_difference_ci_low", "model_difference_ci_high")
 
@@ -151,9 +153,9 @@ def _guard(
         mapped(_YT, spec_true), *[mapped(_pred(i), s) for i, s in enumerate(specs)]
     )
     if weighted:
-        if out[_WCHK].is_nan().any():
+        if weights_invalid(out[_WMIN], out[_W]):
             raise_bad_weight(source, cast(str, weight))
-        w_null = pl.col(_WCHK).cast(pl.Int64)
+        w_null = pl.col(_WNULL).cast(pl.Int64)
     else:
         w_null = pl.lit(0, dtype=pl.Int64)
     valid = pl.col(_YT).is_not_null()
@@ -283,7 +285,11 @@ def joint_counts(
     aggs: list[pl.Expr] = [pl.len().alias(_N)]
     if weight is not None:
         w = pl.col(weight).cast(pl.Float64)
-        aggs += [w.sum().alias(_W), weight_check(w).alias(_WCHK), w.pow(2).sum().alias(_W2)]
+        aggs += [
+            w.sum().alias(_W),
+            *weight_checks(w, minimum=_WMIN, nulls=_WNULL),
+            w.pow(2).sum().alias(_W2),
+        ]
     cells = source.group_by(
         [
             *[pl.col(k) for k in keys],

@@ -1,8 +1,9 @@
 """The count scan validates with (almost) the floor's aggregations, and still catches everything.
 
-The floor is ``group_by(group, y, pred).agg(len, sum(w))``. The count scan may add one cheap
-aggregation per cell for the weight checks (``weight_check``: null count, NaN when a weight is
-negative, NaN or infinite) and, for scores, their min and NaN-propagating max. Checked on the
+The floor is ``group_by(group, y, pred).agg(len, sum(w))``. The count scan may add, per cell, the
+weight's plain ``min`` and ``null_count`` (``weight_checks``: no per-row arithmetic; a negative
+minimum or a non-finite sum is an invalid weight) and, for scores, their min and NaN-propagating
+max. Checked on the
 streaming engine's physical plan, and against a brute-force oracle (hypothesis): every negative,
 NaN or infinite weight raises naming the column and a value present in the data; null weights are
 counted in ``n_null_weight``; ``n + n_null`` is the number of input rows.
@@ -67,11 +68,29 @@ def floor_aggregations() -> list[str]:
     return [ln for ln in node.split("aggs:\\n")[1].split("\\n") if ln.strip()]
 
 
-def test_labels_weighted_scan_adds_one_aggregation() -> None:
+def test_labels_weighted_scan_adds_plain_aggregations() -> None:
+    """Beside the floor's len and sum: the weight's min and null count, read as they are (no
+    arithmetic on the rows)."""
     lf = pfm.confusion_counts(frame().lazy(), y_true="y", y_pred="p", by="g", weight="w")
     aggs = scan_aggregations(lf)
     assert len(floor_aggregations()) == 2
-    assert len(aggs) == 2 + 1, aggs
+    assert len(aggs) == 2 + 2, aggs
+    assert sorted(a.replace("\\", "") for a in aggs[2:]) == [
+        'col("w").min()',
+        'col("w").null_count()',
+    ], aggs
+
+
+def test_weight_sum_overflow_is_an_error() -> None:
+    """Finite weights whose sum overflows Float64: every weighted sum would be infinite."""
+    df = frame().with_columns(w=pl.Series([1e308, 1e308, None, 1.0, 1.0]))
+    match = r"column 'w' \(weight\): the weights sum to infinity"
+    with pytest.raises(InvalidWeightError, match=match):
+        pfm.confusion_counts(df, y_true="y", y_pred="p", by="g", weight="w")
+    lazy = pfm.confusion_counts(df.lazy(), y_true="y", y_pred="p", by="g", weight="w")
+    for engine in ENGINES:
+        with pytest.raises(InvalidWeightError, match=match):
+            lazy.collect(engine=engine)
 
 
 def test_labels_unweighted_scan_is_the_floor() -> None:
@@ -84,8 +103,8 @@ def test_scores_add_min_and_max() -> None:
         frame().lazy(), y_true="y", y_score="s", threshold=[0.3, 0.5], by="g", weight="w"
     )
     aggs = scan_aggregations(lf)
-    assert len(aggs) == 3 + 2, aggs
-    assert sum(".min()" in a or ".nan_max()" in a for a in aggs) == 2
+    assert len(aggs) == 4 + 2, aggs
+    assert sum('"s' in a and (".min()" in a or ".nan_max()" in a) for a in aggs) == 2
 
 
 def test_bad_weight_named_on_a_parquet_scan(tmp_path: Path) -> None:
