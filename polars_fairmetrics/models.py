@@ -284,11 +284,11 @@ def joint_counts(
     source = data.lazy()
     aggs: list[pl.Expr] = [pl.len().alias(_N)]
     if weight is not None:
-        w = pl.col(weight).cast(pl.Float64)
+        wcol: pl.Expr = pl.col(weight).cast(pl.Float64)
         aggs += [
-            w.sum().alias(_W),
-            *weight_checks(w, minimum=_WMIN, nulls=_WNULL),
-            w.pow(2).sum().alias(_W2),
+            wcol.sum().alias(_W),
+            *weight_checks(wcol, minimum=_WMIN, nulls=_WNULL),
+            wcol.pow(2).sum().alias(_W2),
         ]
     cells = source.group_by(
         [
