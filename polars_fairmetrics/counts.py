@@ -200,38 +200,37 @@ def _make_guard(plan: _Plan, source: pl.LazyFrame) -> Any:
     """
 
     def guard(cells: pl.DataFrame) -> pl.DataFrame:
+        # the checks read the small cell table; the mapping and casts are then one select
         yt_map = plan.y_true.to_bool(cells[_YT])
-        out = cells.with_columns(
-            pl.col(_YT).replace_strict(yt_map, return_dtype=pl.Boolean)
+        columns: dict[str, pl.Expr] = {
+            _YT: pl.col(_YT).replace_strict(yt_map, return_dtype=pl.Boolean)
             if yt_map
             else pl.lit(None, dtype=pl.Boolean).alias(_YT)
-        )
+        }
         if plan.y_pred is not None:
             yp_map = plan.y_pred.to_bool(cells[_BIN])
-            out = out.with_columns(
+            columns[_BIN] = (
                 pl.col(_BIN).replace_strict(yp_map, return_dtype=pl.Boolean).cast(pl.Int64)
                 if yp_map
                 else pl.lit(None, dtype=pl.Int64).alias(_BIN)
             )
         else:
-            high = out[_SMAX]
+            high = cells[_SMAX]
             check_score_summary(
                 cast(str, plan.y_score),
-                cast("float | None", out[_SMIN].min()),
+                cast("float | None", cells[_SMIN].min()),
                 cast("float | None", high.max()),  # max skips NaN: NaN is counted apart
                 int(high.is_nan().sum()),
                 plan.score_bounds,
             )
-            out = out.with_columns(pl.col(_BIN).cast(pl.Int64))
-        if plan.weight is not None:
-            if weights_invalid(out[_WMIN], out[_W]):
-                raise_bad_weight(source, plan.weight)
-        out = out.with_columns(pl.col(_N).cast(pl.Int64))
-        if plan.weight is not None:
-            out = out.with_columns(pl.col(_WNULL).cast(pl.Int64), pl.col(_W).cast(pl.Float64))
-        if plan.weight_squares:
-            out = out.with_columns(pl.col(_W2).cast(pl.Float64))
-        return out.select(list(_guard_schema(plan)))
+            columns[_BIN] = pl.col(_BIN).cast(pl.Int64)
+        if plan.weight is not None and weights_invalid(cells[_WMIN], cells[_W]):
+            raise_bad_weight(source, plan.weight)
+        schema = _guard_schema(plan)
+        keys = plan.keys if plan.keys else [_ALL]
+        return cells.select(
+            [columns.get(c, pl.col(c) if c in keys else pl.col(c).cast(schema[c])) for c in schema]
+        )
 
     return guard
 

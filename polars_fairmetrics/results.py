@@ -389,23 +389,21 @@ def from_wide(frame: FrameT, *, quantities: Sequence[str], fields: Sequence[str]
     columns: list[str] = list(frame.collect_schema().names())
     per = {f"{q}_{f}" for q in quantities for f in fields} | set(quantities)
     index: list[str] = [c for c in columns if c not in per]
-    structs = [
-        pl.struct(pl.col(q).alias("value"), *[pl.col(f"{q}_{f}").alias(f) for f in fields]).alias(q)
-        for q in quantities
+    if not quantities:
+        return frame.select(
+            *index,
+            pl.lit(None, dtype=pl.String).alias("metric"),
+            pl.lit(None, dtype=pl.Float64).alias("value"),
+            *[pl.lit(None).alias(f) for f in fields],
+        ).head(0)
+    # every row becomes one row per quantity, in the order of ``quantities``: each field as a
+    # list over the quantities, exploded together (no reshaping, no sort)
+    listed = [
+        pl.lit(pl.Series([list(quantities)], dtype=pl.List(pl.String))).first().alias("metric"),
+        pl.concat_list([pl.col(q) for q in quantities]).alias("value"),
+        *[pl.concat_list([pl.col(f"{q}_{f}") for q in quantities]).alias(f) for f in fields],
     ]
-    return (
-        frame.with_row_index("_pfm_row")
-        .select("_pfm_row", *index, *structs)
-        .unpivot(
-            on=list(quantities),
-            index=["_pfm_row", *index],
-            variable_name="metric",
-            value_name="_pfm_fields",
-        )
-        .unnest("_pfm_fields")
-        .sort("_pfm_row", order_rank("metric", quantities))
-        .drop("_pfm_row")
-    )
+    return frame.select(*index, *listed).explode(["metric", "value", *fields])
 
 
 def _quote(value: Any) -> str:

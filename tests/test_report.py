@@ -636,6 +636,37 @@ def test_sections_follow_the_attribute_order_and_typed_references() -> None:
         audit(df, y_true="y", y_pred="p", by=["k", "b"], reference={"k": "2", "b": True})
 
 
+@pytest.mark.parametrize("by", [["a", "b"], ["b", "a"]])
+def test_every_section_is_in_the_attribute_order(by: list[str]) -> None:
+    """Sorted or not, the attributes come in the audit's order in every section with an
+    ``attribute`` column (undefined values included), and within an attribute the rows are
+    as a stable sort by attribute leaves them."""
+    df = pl.DataFrame(
+        {
+            "a": ["x", "x", "y", "y", "z", "z", "x"],
+            "b": [1, 2, 1, 2, 1, 2, 3],
+            # a = z and b = 3: no negatives, a = y: no positives -> undefined values in both
+            "y": [1, 0, 0, 0, 1, 1, 1],
+            "p": [1, 0, 0, 1, 1, 0, 1],
+            "w": [1.0, 2.0, 1.0, 1.0, 3.0, 1.0, 1.0],
+        }
+    )
+    r = audit(df, y_true="y", y_pred="p", by=by, weight="w", deploy_positive_rate=0.3)
+    undefined = r["undefined"]
+    assert undefined["attribute"].n_unique() == 2 and undefined["section"].n_unique() == 2
+    rank = pfm.results.order_rank("attribute", by)
+    seen = 0
+    for name in r.sections:
+        table = r[name]
+        if "attribute" not in table.columns or table.height == 0:
+            continue
+        seen += 1
+        attrs = table["attribute"].unique(maintain_order=True).to_list()
+        assert attrs == [a for a in by if a in attrs], name
+        assert_frame_equal(table, table.sort(rank, maintain_order=True))
+    assert seen >= 6
+
+
 def test_audit_scans_the_input_once(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     path = tmp_path / "rows.parquet"
     _frame(12, weighted=True).write_parquet(path)

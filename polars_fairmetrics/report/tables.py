@@ -334,7 +334,13 @@ def plan_tables(counts: FrameT, spec: TableSpec) -> dict[str, FrameT]:
     }
     if spec.deploy_positive_rate is not None:
         out["deployment"] = _deployment(counts, spec, [*lead, *(p for p in parts if p not in lead)])
-    return {name: attribute_order(frame, spec) for name, frame in out.items()}
+    # ``finish`` sorts the attributes by name and the roll-up keeps the audit's order: when the
+    # two agree, only the undefined-values table (two sorted parts, concatenated) needs sorting
+    in_order = list(spec.keys) == sorted(spec.keys)
+    return {
+        name: frame if in_order and name != "undefined" else attribute_order(frame, spec)
+        for name, frame in out.items()
+    }
 
 
 def _groups(counts: FrameT, lead: list[str], parts: list[str]) -> FrameT:
@@ -385,8 +391,17 @@ def _undefined(
         "metric",
         _why("metric").alias("reason"),
     )
-    bases = _criterion_bases(spec.criteria)
     null_criteria = criteria.filter(pl.col("value").is_null()).select(*lead, "metric")
+    if isinstance(null_criteria, pl.DataFrame) and null_criteria.height == 0:
+        # the usual case: every criterion is defined, no reasons to look up
+        none = null_criteria.select(
+            *lead,
+            pl.lit("criteria").alias("section"),
+            "metric",
+            pl.lit(None, dtype=pl.String).alias("reason"),
+        )
+        return pl.concat([from_metrics, none], how="vertical")
+    bases = _criterion_bases(spec.criteria)
     base_rows = disparity.select(*lead, pl.col("metric").alias("base"), "value", "reference_value")
     base_why = _why("base")
     reason = (
