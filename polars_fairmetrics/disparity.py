@@ -252,8 +252,8 @@ def check_reference(frame: FrameT, reference: Reference, layout: Layout) -> Fram
     keys, parts = layout.keys, layout.partitions
 
     def guard(table: pl.DataFrame) -> pl.DataFrame:
-        bad = table.filter(pl.col(_HAS_REF).not_())
-        if bad.height:
+        if not table[_HAS_REF].all():
+            bad = table.filter(pl.col(_HAS_REF).not_())
             first = bad.select(parts).row(0, named=True) if parts else {}
             # the groups of the partition that lacks the reference, not of the whole table
             here = (
@@ -578,19 +578,20 @@ def _comparison_frame(
         *metric_columns(names, own, weighted=use_w),
         *[metric_expr(m, ref).alias(f"{m}_reference_value") for m in names],
     )
-    comparisons = []
+    per_metric: list[str | pl.Expr] = []
     for m in names:
         difference, ratio = compare(
             pl.col(m), pl.col(f"{m}_reference_value"), zero_reference=zero_reference
         )
-        comparisons += [difference.alias(f"{m}_difference"), ratio.alias(f"{m}_ratio")]
+        per_metric += [
+            m,
+            f"{m}_support",
+            f"{m}_reference_value",
+            difference.alias(f"{m}_difference"),
+            ratio.alias(f"{m}_ratio"),
+        ]
     sizes = _sizes(columns, use_w)
-    per_metric = [
-        f"{m}{s}"
-        for m in names
-        for s in ("", "_support", "_reference_value", "_difference", "_ratio")
-    ]
-    return values.with_columns(comparisons).select(
+    return values.select(
         *layout.partitions, *layout.keys, *sizes, "reference", "is_reference", *per_metric
     )
 

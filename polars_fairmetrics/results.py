@@ -325,7 +325,8 @@ def finish(
     sort_by: list[pl.Expr] = [pl.col(c) for c in lead]
     if "metric" in columns and order is not None:
         sort_by.append(order_rank("metric", order, strict=False))
-    out = frame.select([*lead, *known, *rest])
+    ordered = [*lead, *known, *rest]
+    out = frame if ordered == columns else frame.select(ordered)
     if sort_by:
         out = out.sort(sort_by, nulls_last=True, maintain_order=True)
     return out

@@ -98,10 +98,11 @@ def reference_text(reference: Any) -> str:
 def left_out_note(counts: pl.DataFrame) -> tuple[str, ...]:
     """How many rows were left out for a null value (per attribute: every row is counted once
     per attribute)."""
-    if "attribute" in counts.columns:
-        first = counts["attribute"][0] if counts.height else None
-        counts = counts.filter(pl.col("attribute") == first)
-    n_null = int(counts["n_null"].sum())
+    nulls = counts["n_null"]
+    if "attribute" in counts.columns and counts.height:
+        attribute = counts["attribute"]
+        nulls = nulls.filter(attribute == attribute[0])
+    n_null = int(nulls.sum())
     if not n_null:
         return ()
     return (
