@@ -36,6 +36,7 @@ A ratio with a zero reference value is null, like every other undefined value (o
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
@@ -579,21 +580,23 @@ def _comparison_frame(
         *[metric_expr(m, ref).alias(f"{m}_reference_value") for m in names],
     )
     per_metric: list[str | pl.Expr] = []
-    for m in names:
-        difference, ratio = compare(
-            pl.col(m), pl.col(f"{m}_reference_value"), zero_reference=zero_reference
-        )
-        per_metric += [
-            m,
-            f"{m}_support",
-            f"{m}_reference_value",
-            difference.alias(f"{m}_difference"),
-            ratio.alias(f"{m}_ratio"),
-        ]
+    for name in names:
+        compared: tuple[pl.Expr, pl.Expr] = _column_comparison(name, zero_reference)
+        per_metric += [name, f"{name}_support", f"{name}_reference_value", *compared]
     sizes = _sizes(columns, use_w)
     return values.select(
         *layout.partitions, *layout.keys, *sizes, "reference", "is_reference", *per_metric
     )
+
+
+@functools.lru_cache(maxsize=256)
+def _column_comparison(metric: str, zero_reference: ZeroReference) -> tuple[pl.Expr, pl.Expr]:
+    """:func:`compare` of the columns ``metric`` and ``metric_reference_value``, named
+    ``metric_difference`` and ``metric_ratio`` (built once per process)."""
+    difference, ratio = compare(
+        pl.col(metric), pl.col(f"{metric}_reference_value"), zero_reference=zero_reference
+    )
+    return difference.alias(f"{metric}_difference"), ratio.alias(f"{metric}_ratio")
 
 
 def _sizes(columns: Sequence[str], weighted: bool) -> list[str]:
