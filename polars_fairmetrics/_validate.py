@@ -96,6 +96,16 @@ def require_numeric(schema: pl.Schema, column: str, role: str) -> None:
         )
 
 
+def _distinct_sorted(values: pl.Series) -> list[Label]:
+    """The distinct non-null values, ascending with NaN last (as Polars sorts them); small
+    series (a count table's cells) in Python, where three Polars steps would cost more."""
+    if values.len() > 4096:
+        out: list[Label] = values.drop_nulls().unique().sort().to_list()
+        return out
+    seen = {v for v in values.to_list() if v is not None}
+    return sorted(seen, key=lambda v: (isinstance(v, float) and math.isnan(v), v))
+
+
 @dataclass(frozen=True)
 class LabelSpec:
     """How the values of a label column map to the positive and negative class.
@@ -116,7 +126,7 @@ class LabelSpec:
         neither class (or, with an inferred negative class, when two distinct non-positive values
         exist).
         """
-        distinct = values.drop_nulls().unique().sort().to_list()
+        distinct = _distinct_sorted(values)
         mapping: dict[Label, bool] = {}
         others = [v for v in distinct if v != self.pos]
         if self.neg is None:

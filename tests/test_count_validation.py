@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 import re
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -230,3 +231,31 @@ def test_column_metric_is_the_metric_definition() -> None:
             for prefix in ("", "_pfm_ref_"):
                 own = spec.func(Counts.from_columns(weighted=weighted, prefix=prefix))
                 assert column_metric(name, weighted, prefix).meta.eq(own), name
+
+
+LABEL_VALUES = {
+    pl.Int8: st.sampled_from([0, 1, 2, -1, None]),
+    pl.Float64: st.sampled_from([0.0, -0.0, 1.0, 2.5, math.nan, math.inf, -math.inf, None]),
+    pl.String: st.sampled_from(["a", "b", "B", "", "null", None]),
+    pl.Boolean: st.sampled_from([True, False, None]),
+}
+
+
+@given(data=st.data(), dtype=st.sampled_from(list(LABEL_VALUES)), big=st.booleans())
+def test_distinct_labels_like_polars(data: st.DataObject, dtype: Any, big: bool) -> None:
+    """The label check's distinct values (Python for small cell tables) are Polars' own:
+    ascending, NaN last, 0.0 and -0.0 one value."""
+    from polars_fairmetrics._validate import _distinct_sorted
+
+    values = data.draw(st.lists(LABEL_VALUES[dtype], max_size=30))
+    series = pl.Series(values * (200 if big else 1), dtype=dtype)
+
+    def norm(items: list[Any]) -> list[Any]:
+        out: list[Any] = []
+        for v in items:
+            v = "NaN" if isinstance(v, float) and math.isnan(v) else v
+            if v not in out:
+                out.append(v)
+        return out
+
+    assert norm(_distinct_sorted(series)) == norm(series.drop_nulls().unique().sort().to_list())
