@@ -624,6 +624,16 @@ CATALOG: list[Entry] = [
         r"column 'w' \(weight\) has a non-finite weight inf",
     ),
     Entry(
+        "weight_sum_overflow",
+        "finite weights whose sum overflows Float64 (1e308 twice)",
+        "error naming the column and the largest weight (every weighted sum would be infinite)",
+        base(w=[1e308, 1.0, 1e308, 1.0, 1.0]),
+        lambda d: counts(d, weight="w"),
+        InvalidWeightError,
+        r"column 'w' \(weight\): the weights sum to infinity in Float64 \(overflow; the "
+        r"largest is 1e\+308\)",
+    ),
+    Entry(
         "score_above_one",
         "a score of 1.5 (probabilities expected)",
         "error naming the column, the value and the bounds (`score_bounds=None` lifts them)",
