@@ -2042,9 +2042,10 @@ Their rows with a null label, prediction or weight are left out (not counted): u
 
 *When*: **build** errors come from the schema and the options and are raised when the query is
 built (a LazyFrame is not scanned); **run** errors need the values and are raised when the query
-runs (`collect`, either engine) — they come from a cheap summary computed by the one scan (at most
-one extra aggregation per cell of the count table), so validating costs almost nothing; when a
-weight check fails, a second pass over the input, made only then, finds the value to name.
+runs (`collect`, either engine) — they come from a cheap summary computed by the one scan
+(plain aggregations per cell of the count table, no per-row arithmetic: a weight's minimum and
+null count beside its sum, a score's minimum and maximum), so validating costs almost nothing;
+when a weight check fails, a second pass over the input, made only then, finds the value to name.
 
 Each entry is one test, `tests/test_errors.py::test_catalog[<id>]`, run on a DataFrame and on a
 LazyFrame with both engines. This page is generated from that catalog
