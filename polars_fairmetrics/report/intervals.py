@@ -8,9 +8,10 @@ The bootstrap module's contract, used as it is:
    :math:`c^* \sim \mathrm{Multinomial}(N, c / N)` on the cells (each attribute's cells on their
    own, with a random stream of their own; weighted sums from the per-cell sums of squared
    weights);
-2. **the same function** as the point estimates
-   (:func:`~polars_fairmetrics.report.tables.plan_tables`) computes every table of the
-   replicates (``replicate`` is a partition of every function of the engine);
+2. **the same functions** as the point estimates compute the tables of the replicates
+   (:func:`~polars_fairmetrics.report.tables.replicate_tables`: the comparison table and the
+   criteria composed from it, as :func:`~polars_fairmetrics.report.tables.plan_tables` does,
+   in the wide form; ``replicate`` is a partition of every function of the engine);
 3. :func:`~polars_fairmetrics.bootstrap.with_intervals` adds the interval columns of
    ``docs/results.md`` (``ci_low`` / ``ci_high``, ``difference_ci_*``, ``ratio_ci_*``,
    ``ci_method``, ``ci_level``, ``n_resamples``, ``n_defined``, ``ci_note``): percentile, basic
@@ -31,7 +32,12 @@ import polars as pl
 from polars_fairmetrics.disparity import CRITERIA
 from polars_fairmetrics.exceptions import InvalidOptionError
 from polars_fairmetrics.report.options import AuditOptions
-from polars_fairmetrics.report.tables import TableSpec, attribute_order, plan_tables
+from polars_fairmetrics.report.tables import (
+    TableSpec,
+    attribute_order,
+    plan_tables,
+    replicate_tables,
+)
 from polars_fairmetrics.results import RESERVED
 
 __all__ = ["MAX_REPLICATE_ROWS", "add_intervals", "interval_note"]
@@ -85,7 +91,7 @@ def add_intervals(
     reps = resample_counts(counts, n_resamples=n_boot, seed=options.seed, jackknife=bca)
     criteria = _with_parts(spec.criteria)
     sub = replace(spec, criteria=criteria)
-    replicate = plan_tables(reps, sub)
+    replicate = replicate_tables(reps, sub)
     done = {f"rep_{n}": replicate[n] for n in ("metrics", "disparities", "criteria")}
     point_criteria = tables["criteria"]
     if criteria != spec.criteria:  # the point criteria with the parts, for their intervals

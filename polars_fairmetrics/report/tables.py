@@ -284,6 +284,41 @@ def attribute_order(frame: FrameT, spec: TableSpec) -> FrameT:
     return frame.sort(order_rank("attribute", spec.keys), maintain_order=True)
 
 
+def comparison_table(counts: FrameT, spec: TableSpec) -> FrameT:
+    """The wide comparison table of every compared metric (``disparities(wide=True)``): the
+    one computation behind the metrics, disparities and criteria tables."""
+    return disparities(
+        counts, by=list(spec.keys), metrics=list(spec.compared), reference=spec.reference, wide=True
+    )
+
+
+def replicate_tables(reps: pl.DataFrame, spec: TableSpec) -> dict[str, pl.DataFrame]:
+    """The tables of a replicate count table that the intervals read, in the wide form
+    :func:`~polars_fairmetrics.bootstrap.with_intervals` takes (``docs/results.md``).
+
+    The same functions as :func:`plan_tables` (the comparison table, the criteria composed
+    from it, the deployment metrics), without what the intervals do not read (the long
+    reshapes, between-groups summaries, the undefined values): the metrics and disparities
+    intervals both read the comparison table, whose columns ``m``, ``m_support``,
+    ``m_difference`` … hold every replicate value.
+    """
+    keys: list[str] = list(spec.keys)
+    wide = comparison_table(reps, spec)
+    assert isinstance(wide, pl.DataFrame)
+    out: dict[str, pl.DataFrame] = {
+        "metrics": wide,
+        "disparities": wide,
+        "criteria": criteria_from_comparisons(
+            wide, keys=keys, criteria=list(spec.criteria), wide=True
+        ),
+    }
+    if spec.deploy_positive_rate is not None:
+        lead = [*(["attribute"] if spec.separate else []), *keys]
+        parts = [p for p in ("attribute", "replicate") if p in wide.columns and p not in lead]
+        out["deployment"] = _deployment(reps, spec, [*lead, *parts])
+    return out
+
+
 def plan_tables(counts: FrameT, spec: TableSpec) -> dict[str, FrameT]:
     """Every count-based table of the report, from one (rolled-up) count table.
 
@@ -296,9 +331,7 @@ def plan_tables(counts: FrameT, spec: TableSpec) -> dict[str, FrameT]:
     lead: list[str] = [*(["attribute"] if spec.separate else []), *keys]
     if isinstance(counts, pl.LazyFrame):
         counts = counts.cache()
-    wide = disparities(
-        counts, by=keys, metrics=list(spec.compared), reference=spec.reference, wide=True
-    )
+    wide = comparison_table(counts, spec)
     if isinstance(wide, pl.LazyFrame):
         wide = wide.cache()
     columns = schema_of(wide).names()
