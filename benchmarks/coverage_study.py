@@ -31,7 +31,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import polars as pl
@@ -42,6 +42,19 @@ sys.path.insert(0, str(ROOT))
 import polars_fairmetrics as pfm  # noqa: E402
 import polars_fairmetrics.bootstrap as _bootstrap  # noqa: E402
 from polars_fairmetrics.bootstrap import MIN_DEFINED_SHARE, WEIGHTED_MIN_ESS  # noqa: E402
+from polars_fairmetrics.curves import curve_summaries  # noqa: E402
+from polars_fairmetrics.ensemble import ensemble_sample_metrics  # noqa: E402
+from polars_fairmetrics.report.extensions import (  # noqa: E402
+    CURVE_MIN_CLASS,
+    STABILITY_MAX_MEAN_SKEW,
+    stability_skewness,
+    withhold_curve_intervals,
+    withhold_stability_intervals,
+)
+from polars_fairmetrics.report.options import (  # noqa: E402
+    DEPLOYMENT_AUDIT_METRICS,
+    STABILITY_METRICS,
+)
 
 LEVEL = 0.95
 METRICS = [
@@ -59,7 +72,8 @@ CRITERIA = [
     "false_negative_rate_difference",
     "equalized_odds_difference",
 ]
-METHODS = ("percentile", "basic", "bca")
+Method = Literal["percentile", "basic", "bca"]
+METHODS: tuple[Method, ...] = ("percentile", "basic", "bca")
 SCALE = 10**12  # population "counts": expected cell shares × SCALE
 
 
@@ -87,6 +101,9 @@ class Scenario:
     weight_sigma: float | None = None  # log-normal weights: log w ~ N(mu_cell, sigma)
     weight_mu: tuple[float, float, float, float] = (0.0, 0.0, 0.0, 0.0)  # per tp, fp, tn, fn
     row_engine: bool = True  # weighted: also the exact row bootstrap (cost grows with the rows)
+    deploy_rate: float | None = None  # deployment positive rate of the *deployment* kind
+    stability_n: int | None = None  # rows per data set of the *stability* kind (default n)
+    extra: tuple[str, ...] = ()  # kinds beyond the count table: "curve", "stability"
     notes: list[str] = field(default_factory=list)
 
 
@@ -96,6 +113,8 @@ SCENARIOS = [
         "2 groups of ≈ 500, identical rates (every true gap 0, every ratio 1)",
         1000,
         {"a": Group(0.5, 0.3, 0.7, 0.2), "b": Group(0.5, 0.3, 0.7, 0.2)},
+        deploy_rate=0.05,
+        extra=("curve", "stability"),
     ),
     Scenario(
         "gap",
@@ -107,6 +126,8 @@ SCENARIOS = [
             "c": Group(0.2, 0.4, 0.6, 0.3),
             "d": Group(0.1, 0.5, 0.8, 0.1),
         },
+        deploy_rate=0.05,
+        extra=("curve",),
     ),
     Scenario(
         "small",
@@ -117,12 +138,17 @@ SCENARIOS = [
             "b": Group(1 / 3, 0.4, 0.6, 0.3),
             "c": Group(1 / 3, 0.5, 0.7, 0.2),
         },
+        deploy_rate=0.05,
+        extra=("curve", "stability"),
     ),
     Scenario(
         "rare",
         "2 groups of ≈ 2500, base rate 1 % (≈ 25 positives per group)",
         5000,
         {"a": Group(0.5, 0.01, 0.7, 0.05), "b": Group(0.5, 0.01, 0.6, 0.05)},
+        deploy_rate=0.002,
+        stability_n=2000,
+        extra=("curve", "stability"),
     ),
     Scenario(
         "weighted",
@@ -269,9 +295,25 @@ def row_replicates(
 Table = Callable[[pl.DataFrame], pl.DataFrame]
 
 
-def kinds() -> list[tuple[str, Table, list[str], bool]]:
+def kinds(sc: Scenario) -> list[tuple[str, Table, list[str], bool]]:
     """(kind, function of a count table, quantities, needs the count table as replicates)."""
+    deployment: list[tuple[str, Table, list[str], bool]] = []
+    if sc.deploy_rate is not None:
+        rate = sc.deploy_rate
+        # the audit's deployment section: the deployment module's metrics of the count table,
+        # one factor k from the pooled test ratio of each data set (tables._deployment)
+        deployment.append(
+            (
+                "deployment",
+                lambda t: pfm.deployment_metrics(
+                    t, deploy_positive_rate=rate, by="g", metrics=list(DEPLOYMENT_AUDIT_METRICS)
+                ),
+                ["value"],
+                False,
+            )
+        )
     return [
+        *deployment,
         ("metric", lambda t: pfm.metrics_from_counts(t, metrics=METRICS), ["value"], False),
         (
             "disparity",
@@ -371,13 +413,14 @@ def score(
 
 def run_scenario(
     sc: Scenario, sims: int, resamples: int, chunk: int, seed: int
-) -> tuple[pl.DataFrame, pl.DataFrame]:
+) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame | None]:
     """The scored intervals as printed, and (weighted scenarios) the intervals the bootstrap
     would give without the effective-sample-size rule, with their effective sizes."""
     rng = np.random.default_rng(seed)
     truth_counts = population(sc)
     results = []
     diagnostic = []
+    probes: list[pl.DataFrame] = []
     for first in range(0, sims, chunk):
         count = min(chunk, sims - first)
         counts, rows = datasets(sc, first, count, rng)
@@ -387,12 +430,12 @@ def run_scenario(
             engines.append(("rows", row_replicates(sc, rows, first, count, resamples, rng)))
         for engine, replicate_counts in engines:
             label = sc.name if engine == "counts" else f"{sc.name} (rows)"
-            for kind, fn, quantities, needs_counts in kinds():
+            for kind, fn, quantities, needs_counts in kinds(sc):
                 point = fn(counts)
                 replicates = replicate_counts if needs_counts else fn(replicate_counts)
                 truth = fn(truth_counts).drop("attribute")
                 on = ["metric"] if kind == "between" else ["g", "metric"]
-                methods = ["percentile"] if needs_counts else list(METHODS)
+                methods: list[Method] = ["percentile"] if needs_counts else list(METHODS)
                 if engine == "rows" and "bca" in methods:
                     methods.remove("bca")  # the numpy row bootstrap has no jackknife tables
                 ess = effective_sizes(point, counts, on) if sc.weight_sigma is not None else None
@@ -407,6 +450,21 @@ def run_scenario(
                     )
                     # a max-t interval does not depend on the method asked: count it once
                     keep = (pl.col("method") != "max-t") | (pl.col("asked") == "percentile")
+                    if kind == "deployment" and method == "basic":
+                        # the basic interval the weighted-data rule withholds here (the
+                        # deployment table carries n_w: its corrected counts are weighted sums)
+                        probe = pfm.with_intervals(
+                            point.drop("n_w"),
+                            replicates.drop("n_w"),
+                            method="basic",
+                            level=LEVEL,
+                            counts=counts,
+                        )
+                        probes.append(
+                            score(probe, truth, "value", on).with_columns(
+                                pl.lit(label).alias("scenario")
+                            )
+                        )
                     for q in quantities:
                         tags = [
                             pl.lit(kind).alias("kind"),
@@ -420,7 +478,219 @@ def run_scenario(
                             diagnostic.append(part.filter(keep).drop("asked"))
     scored = pl.concat(results, how="vertical_relaxed")
     raw_scored = pl.concat(diagnostic, how="vertical_relaxed") if diagnostic else scored.clear()
-    return scored, raw_scored
+    probed = pl.concat(probes, how="vertical_relaxed") if probes else None
+    return scored, raw_scored, probed
+
+
+# ---------------------------------------------------------------------------------------------
+# kinds beyond the count table: curve summaries and ensemble means
+# ---------------------------------------------------------------------------------------------
+
+SCORE_SD = 0.2
+"""Standard deviation of the scores within a class (normal, clipped to [0, 1])."""
+
+SCORE_NEGATIVE_MEAN = 0.4
+"""Mean score of the negatives; the positives' is higher by half the group's tpr − fpr."""
+
+
+def score_bins(bins: int, mean: float) -> np.ndarray[Any, Any]:
+    """P(score in bin k) for bins [k / bins, (k + 1) / bins) of a clipped normal score."""
+    from scipy.stats import norm  # type: ignore[import-untyped]
+
+    edges = np.linspace(0.0, 1.0, bins + 1)
+    cdf = norm.cdf((edges - mean) / SCORE_SD)
+    p = np.diff(cdf)
+    p[0] += cdf[0]
+    p[-1] += 1.0 - cdf[-1]
+    return np.asarray(p / p.sum())
+
+
+def curve_cells(sc: Scenario, bins: int) -> np.ndarray[Any, Any]:
+    """P(group, label, score bin), shape (groups, 2, bins): label 0 = positive, 1 = negative."""
+    out = []
+    for grp in sc.groups.values():
+        positive = score_bins(bins, SCORE_NEGATIVE_MEAN + 0.5 * (grp.tpr - grp.fpr))
+        negative = score_bins(bins, SCORE_NEGATIVE_MEAN)
+        out.append(grp.share * np.stack([grp.base_rate * positive, (1 - grp.base_rate) * negative]))
+    return np.array(out)
+
+
+def curve_table(cells: np.ndarray[Any, Any], names: list[str], sims: list[str]) -> pl.DataFrame:
+    """The audit's grid curve table (``curve_counts(mode="grid")``: attribute, group, threshold
+    from 1 down to 0, counts predicted positive at score ≥ threshold) of cell counts of shape
+    (data sets, groups, 2, bins)."""
+    count, n_groups, _, bins = cells.shape
+    # at threshold j / bins (j = bins … 0) the predicted positives are the bins k ≥ j
+    above = np.concatenate(
+        [np.zeros((*cells.shape[:3], 1), dtype=cells.dtype), np.cumsum(cells[..., ::-1], axis=3)],
+        axis=3,
+    )  # (sims, groups, label, bins + 1): threshold 1, 1 − 1/bins, …, 0
+    pos, neg = cells[:, :, 0].sum(axis=2), cells[:, :, 1].sum(axis=2)
+    tp, fp = above[:, :, 0], above[:, :, 1]
+    thresholds = np.linspace(1.0, 0.0, bins + 1)
+    return pl.DataFrame(
+        {
+            "attribute": np.repeat(sims, n_groups * (bins + 1)),
+            "g": np.tile(np.repeat(names, bins + 1), count),
+            "threshold": np.tile(thresholds, count * n_groups),
+            "tp": tp.reshape(-1),
+            "fp": fp.reshape(-1),
+            "tn": (neg[:, :, None] - fp).reshape(-1),
+            "fn": (pos[:, :, None] - tp).reshape(-1),
+        }
+    ).with_columns(
+        pl.col("tp", "fp", "tn", "fn").cast(pl.Int64),
+        pl.sum_horizontal("tp", "fp", "tn", "fn").cast(pl.Int64).alias("n"),
+        pl.lit(0, pl.Int64).alias("n_null"),
+    )
+
+
+def summaries(table: pl.DataFrame, lead: list[str]) -> pl.DataFrame:
+    """The audit's curve summaries (``extensions._curve_summaries``): ``curve_summaries`` with
+    trapezoid AUPR, in the long layout."""
+    out = curve_summaries(table, aupr_mode="trapezoid")
+    return out.select(*lead, "metric", "value", *(["n", "n_null"] if "n" in out.columns else []))
+
+
+def run_curves(
+    sc: Scenario, sims: int, resamples: int, chunk: int, seed: int, bins: int
+) -> pl.DataFrame:
+    """Curve summaries (ROC AUC, average precision, AUPR) per group: the grid curve table of
+    each data set resampled at count level, the summaries of every replicate by the same
+    function, as the audit does (``extensions._curve_intervals``)."""
+    rng = np.random.default_rng(seed)
+    names = list(sc.groups)
+    probs = curve_cells(sc, bins)
+    truth_cells = np.rint(probs * SCALE).astype(np.int64)[None]
+    truth = summaries(curve_table(truth_cells, names, ["truth"]), ["attribute", "g"])
+    truth = truth.drop("attribute")
+    flat = probs.reshape(-1) / probs.sum()
+    results = []
+    for first in range(0, sims, chunk):
+        count = min(chunk, sims - first)
+        cells = rng.multinomial(sc.n, flat, size=count).reshape(count, *probs.shape)
+        table = curve_table(cells, names, sim_names(first, count))
+        reps = pfm.resample_counts(table, n_resamples=resamples, seed=seed + first, jackknife=True)
+        point = summaries(table, ["attribute", "g"])
+        replicate = summaries(reps, ["attribute", "g", "replicate"])
+        for method in METHODS:
+            out = pfm.with_intervals(point, replicate, method=method, level=LEVEL, counts=table)
+            out = withhold_curve_intervals(out, table, ["attribute", "g"], method)
+            results.append(
+                score(out, truth, "value", ["g", "metric"]).with_columns(
+                    pl.lit("curve").alias("kind"), pl.lit(sc.name).alias("scenario")
+                )
+            )
+    return pl.concat(results, how="vertical_relaxed")
+
+
+MODELS = 5
+"""Models of the ensemble kind."""
+
+MODEL_NOISE = 0.6
+"""Standard deviation of a model's logit around the row's latent logit."""
+
+LATENT_CONCENTRATION = 4.0
+"""The row's latent probability ~ Beta(κ b, κ (1 − b)) with b the group's base rate."""
+
+TRUTH_ROWS = 2_000_000
+"""Rows per group of the sample the ensemble truth is the mean of."""
+
+
+def ensemble_rows(
+    sc: Scenario, sizes: np.ndarray[Any, Any], rng: np.random.Generator
+) -> pl.DataFrame:
+    """Per-row ensemble metrics of rows of each group (``sizes``: data sets × groups)."""
+    names = list(sc.groups)
+    count = sizes.shape[0]
+    group = np.repeat(np.tile(np.arange(len(names)), count), sizes.reshape(-1))
+    sim = np.repeat(np.arange(count), sizes.sum(axis=1))
+    base = np.array([sc.groups[g].base_rate for g in names])[group]
+    latent = rng.beta(LATENT_CONCENTRATION * base, LATENT_CONCENTRATION * (1 - base))
+    latent = np.clip(latent, 1e-9, 1 - 1e-9)
+    logit = np.log(latent / (1 - latent))
+    probs = 1 / (1 + np.exp(-(logit[:, None] + rng.normal(0, MODEL_NOISE, (logit.size, MODELS)))))
+    models = [f"m{j}" for j in range(MODELS)]
+    frame = pl.DataFrame(
+        {"sim": sim, "g": np.array(names)[group], **dict(zip(models, probs.T, strict=True))}
+    )
+    return ensemble_sample_metrics(
+        frame, models=models, keep=["sim", "g"], metrics=list(STABILITY_METRICS)
+    )
+
+
+def stability_truth(sc: Scenario, rng: np.random.Generator) -> tuple[pl.DataFrame, float]:
+    """The population mean of each per-row metric per group, from :data:`TRUTH_ROWS` rows per
+    group, and the largest standard error among them."""
+    sums = []
+    block = 500_000
+    for _ in range(TRUTH_ROWS // block):
+        sizes = np.full((1, len(sc.groups)), block)
+        rows = ensemble_rows(sc, sizes, rng)
+        sums.append(
+            rows.unpivot(index="g", on=list(STABILITY_METRICS), variable_name="metric")
+            .group_by("g", "metric")
+            .agg(
+                pl.col("value").sum().alias("s"),
+                (pl.col("value") ** 2).sum().alias("s2"),
+                pl.col("value").count().alias("k"),
+            )
+        )
+    total = pl.concat(sums).group_by("g", "metric").agg(pl.col("s", "s2", "k").sum())
+    total = total.with_columns((pl.col("s") / pl.col("k")).alias("value")).with_columns(
+        ((pl.col("s2") / pl.col("k") - pl.col("value") ** 2) / pl.col("k")).sqrt().alias("se")
+    )
+    return total.select("g", "metric", "value"), float(total["se"].max())  # type: ignore[arg-type]
+
+
+def run_stability(
+    sc: Scenario, sims: int, resamples: int, chunk: int, seed: int
+) -> tuple[pl.DataFrame, float]:
+    """Ensemble means per group: each group's per-row metrics resampled as rows (group sizes
+    fixed) by ``replicate_group_means``, as the audit does (``extensions._stability_intervals``:
+    percentile or basic; BCa falls back to percentile there)."""
+    rng = np.random.default_rng(seed)
+    truth, truth_se = stability_truth(sc, rng)
+    names = list(sc.groups)
+    shares = np.array([sc.groups[g].share for g in names])
+    n = sc.stability_n or sc.n
+    results = []
+    for first in range(0, sims, chunk):
+        count = min(chunk, sims - first)
+        sizes = rng.multinomial(n, shares / shares.sum(), size=count)
+        rows = ensemble_rows(sc, sizes, rng).with_columns(
+            pl.concat_str(pl.lit("s"), (pl.col("sim") + first).cast(pl.String).str.zfill(5)).alias(
+                "attribute"
+            )
+        )
+        point = (
+            rows.unpivot(
+                index=["attribute", "g"], on=list(STABILITY_METRICS), variable_name="metric"
+            )
+            .group_by("attribute", "g", "metric")
+            .agg(pl.col("value").mean(), pl.col("value").count().alias("n"))
+            .sort("attribute", "g", "metric")
+        )
+        shapes = stability_skewness(rows, ["attribute", "g"]).collect()
+        reps = _bootstrap.replicate_group_means(
+            rows,
+            by=["attribute", "g"],
+            values=list(STABILITY_METRICS),
+            n_resamples=resamples,
+            seed=seed + first,
+        )
+        for method in ("percentile", "basic"):
+            out = withhold_stability_intervals(
+                pfm.with_intervals(point, reps, method=method, level=LEVEL),
+                shapes,
+                ["attribute", "g"],
+            )
+            results.append(
+                score(out, truth, "value", ["g", "metric"]).with_columns(
+                    pl.lit("stability").alias("kind"), pl.lit(sc.name).alias("scenario")
+                )
+            )
+    return pl.concat(results, how="vertical_relaxed"), truth_se
 
 
 # ---------------------------------------------------------------------------------------------
@@ -504,26 +774,52 @@ def ess_table(raw: pl.DataFrame) -> pl.DataFrame:
     )
 
 
+@dataclass
+class Extras:
+    """What the page says of the kinds beyond the count table."""
+
+    curve_bins: int
+    ensemble_resamples: int
+    truth_se: dict[str, float] = field(default_factory=dict)  # stability: the truth's error
+    probes: pl.DataFrame | None = None  # deployment: basic without the weighted-data rule
+
+
 def render(
-    scored: pl.DataFrame, raw: pl.DataFrame, sims: int, resamples: int, seconds: float
+    scored: pl.DataFrame,
+    raw: pl.DataFrame,
+    sims: int,
+    resamples: int,
+    seconds: float,
+    extras: Extras,
 ) -> str:
     kinds_table = summarize(scored, ["scenario", "kind", "method"])
     lines = [
         "# Coverage of the bootstrap intervals",
         "",
         "Generated by `benchmarks/coverage_study.py` (do not edit by hand): "
-        f"{sims} simulated data sets per scenario, B = {resamples} resamples each (count engine), "
-        f"nominal level {LEVEL:.0%}; {seconds / 60:.0f} min on this machine. Command:",
+        f"{sims} simulated data sets per scenario, B = {resamples} resamples each (count engine; "
+        f"B = {extras.ensemble_resamples} for the row bootstrap of the *stability* kind), "
+        f"nominal level {LEVEL:.0%}; {seconds / 60:.0f} min on this machine (run under "
+        "`nice -n 19` on a shared machine: not a timing). Command:",
         "",
         "    nice -n 19 python benchmarks/coverage_study.py"
-        + (f" --sims {sims} --resamples {resamples}" if (sims, resamples) != (1000, 1000) else ""),
+        + (f" --sims {sims} --resamples {resamples}" if (sims, resamples) != (1000, 1000) else "")
+        + (f" --curve-bins {extras.curve_bins}" if extras.curve_bins != 20 else "")
+        + (
+            f" --ensemble-resamples {extras.ensemble_resamples}"
+            if extras.ensemble_resamples != 500
+            else ""
+        ),
         "",
         "Coverage is the share of the intervals *given* that contain the true value (the same "
         "function on the population's expected counts); *withdrawn* is the share of intervals "
         "the package did not give (null, with the reason in `ci_note`: undefined on the data, "
         f"defined in fewer than {MIN_DEFINED_SHARE:.0%} of the resamples, no variation across "
         "resamples, a basic interval on weighted data or on few rows, or weighted data with "
-        f"a Kish effective sample size below {WEIGHTED_MIN_ESS}: see below). With 1000 data "
+        f"a Kish effective sample size below {WEIGHTED_MIN_ESS}: see below; curve summaries "
+        f"of a group with fewer than {CURVE_MIN_CLASS} positives or negatives, and their basic "
+        "intervals; ensemble means too skewed for the row bootstrap, max(|γ|, 1) / √n > "
+        f"{STABILITY_MAX_MEAN_SKEW}). With 1000 data "
         "sets a coverage's Monte Carlo standard error is about 0.7 points per statistic; rows "
         "pool several statistics (metrics × groups).",
         "",
@@ -541,6 +837,36 @@ def render(
         "odds: max-t); *between* — max − min and min / max over the groups (max-t). The "
         "weighted scenarios resample weighted sums from their per-cell sums of squares "
         "(count engine); *weighted (rows)* is the exact row bootstrap of the same data sets.",
+        "",
+        "The kinds of the audit's other sections, as `audit(..., intervals=B)` computes them:",
+        "",
+        "- *deployment* — the `deployment` section (`deploy_positive_rate=`): precision, NPV, F1 "
+        "and accuracy with the negatives scaled by k = (neg/pos in deployment) / (neg/pos in "
+        "test), k from each data set's pooled test ratio (`deployment_metrics`, replicates by "
+        "the same function of the replicate count table). Deployment rate 5 % (0.2 % in "
+        "*rare*); the truth is the same function on the population's expected counts (k "
+        "from the population's class ratio).",
+        "- *curve* — the `curve_summaries` section (`y_score=`, `curves=True`): ROC AUC, "
+        "average precision and AUPR (trapezoid) per group from the grid curve table, its "
+        "cells (group × score bin × label) resampled at count level and the summaries of "
+        f"every replicate by the same function. Scores are normal (sd {SCORE_SD}, clipped to "
+        f"[0, 1]) with mean {SCORE_NEGATIVE_MEAN} for the negatives and higher by half the "
+        "group's tpr − fpr for the positives, on a grid of "
+        f"{extras.curve_bins} equal bins (`curve_bins={extras.curve_bins}`; the audit's default "
+        "is 100: the resampling is the same, the summaries a little coarser). The truth is "
+        "the summaries of the population's expected grid table (the binned curve the "
+        "estimates estimate).",
+        "- *stability* — the `stability` section (`models=`): per-group means of the per-row "
+        "ensemble metrics (label stability, jitter, std of the probabilities, aleatoric, "
+        f"overall and epistemic uncertainty) of {MODELS} models, each row's group sizes fixed "
+        "and its rows resampled by `replicate_group_means` (percentile and basic; the audit "
+        "gives percentile for BCa). A row's latent probability is Beta("
+        f"{LATENT_CONCENTRATION:g} b, {LATENT_CONCENTRATION:g} (1 − b)) with b the group's base "
+        f"rate, each model's logit that one's plus N(0, {MODEL_NOISE}); *rare* has 2000 rows "
+        "per data set (latent probabilities near 0: the models rarely disagree). The truth is "
+        f"the mean of {TRUTH_ROWS:,} fresh rows per group; its largest standard error ("
+        + ", ".join(f"{k}: {v:.1e}" for k, v in extras.truth_se.items())
+        + ") is small next to the interval widths below.",
         "",
         "## By scenario, kind and method",
         "",
@@ -641,11 +967,36 @@ def render(
             pl.col("ci_note")
             .str.replace_all(r"(support|size) [0-9]+ <", "$1 … <")
             .str.replace_all(r"only [0-9]+ of", "only … of")
+            .str.replace_all(r"\b(positives|negatives|n)( =)? [0-9]+", "$1$2 …")
+            .str.replace_all(r"sqrt\(n\) = [0-9.]+", "sqrt(n) = …")
         )
         .group_by("scenario", "ci_note")
         .agg(pl.len().alias("n"))
         .sort("scenario", "n", descending=[False, True])
     )
+    if extras.probes is not None:
+        probe = summarize(
+            extras.probes.with_columns(pl.lit("deployment").alias("kind")),
+            ["scenario", "kind", "method"],
+        )
+        lines += [
+            "",
+            "## Deployment metrics: the basic interval the package withholds",
+            "",
+            "The deployment table carries the corrected counts as weighted sums (`n_w`), so "
+            "the bootstrap withholds its basic intervals as on weighted data, even when the "
+            "audit has no weights. Their coverage were they given (the same intervals with "
+            "`n_w` dropped; the few-rows rule still applies):",
+            "",
+            "| scenario | intervals | coverage % | withdrawn % | median width |",
+            "|---|---:|---:|---:|---:|",
+        ]
+        for r in probe.iter_rows(named=True):
+            flag = " ⚠" if r["coverage"] is not None and r["coverage"] < 93 else ""
+            lines.append(
+                f"| {r['scenario']} | {r['intervals']} | {_fmt(r['coverage'], '.1f')}{flag} | "
+                f"{_fmt(r['withdrawn'], '.1f')} | {_fmt(r['median_width'], '.4f')} |"
+            )
     lines += [
         "",
         "## Why intervals were withdrawn",
@@ -672,24 +1023,53 @@ def main() -> None:
         default=None,
         help="also write the weighted intervals without the effective-size rule (parquet)",
     )
+    parser.add_argument(
+        "--curve-bins", type=int, default=20, help="grid of the curve kind (curve_bins)"
+    )
+    parser.add_argument(
+        "--ensemble-resamples", type=int, default=500, help="B of the stability kind"
+    )
+    parser.add_argument(
+        "--kinds",
+        default="counts,curve,stability",
+        help="counts (the count-table kinds), curve, stability",
+    )
     args = parser.parse_args()
     chosen = [s for s in SCENARIOS if s.name in args.scenarios.split(",")]
+    wanted = args.kinds.split(",")
     start = time.perf_counter()
-    frames, raws = [], []
+    frames, raws, probes = [], [], []
+    extras = Extras(args.curve_bins, args.ensemble_resamples)
     for i, sc in enumerate(chosen):
         t0 = time.perf_counter()
-        scored_sc, raw_sc = run_scenario(
-            sc, args.sims, args.resamples, args.chunk, args.seed + 1000 * i
-        )
-        frames.append(scored_sc)
-        raws.append(raw_sc)
+        seed = args.seed + 1000 * i
+        if "counts" in wanted:
+            scored_sc, raw_sc, probe_sc = run_scenario(
+                sc, args.sims, args.resamples, args.chunk, seed
+            )
+            frames.append(scored_sc)
+            raws.append(raw_sc)
+            if probe_sc is not None:
+                probes.append(probe_sc)
+        if "curve" in wanted and "curve" in sc.extra:
+            frames.append(
+                run_curves(sc, args.sims, args.resamples, args.chunk, seed + 1, extras.curve_bins)
+            )
+        if "stability" in wanted and "stability" in sc.extra:
+            stab, truth_se = run_stability(
+                sc, args.sims, extras.ensemble_resamples, args.chunk, seed + 2
+            )
+            frames.append(stab)
+            extras.truth_se[sc.name] = truth_se
         print(f"{sc.name}: {time.perf_counter() - t0:.0f} s", file=sys.stderr, flush=True)
     scored = pl.concat(frames, how="vertical_relaxed")
-    raw = pl.concat(raws, how="vertical_relaxed")
+    raw = pl.concat(raws, how="vertical_relaxed") if raws else scored.clear()
+    if probes:
+        extras.probes = pl.concat(probes, how="vertical_relaxed")
     if args.raw is not None:
         raw.write_parquet(args.raw)
     args.out.write_text(
-        render(scored, raw, args.sims, args.resamples, time.perf_counter() - start),
+        render(scored, raw, args.sims, args.resamples, time.perf_counter() - start, extras),
         encoding="utf-8",
     )
     print(f"wrote {args.out}", file=sys.stderr)

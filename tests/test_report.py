@@ -1244,7 +1244,7 @@ def test_stability_section_gets_intervals_from_resampled_rows(weighted: bool) ->
     from polars_fairmetrics.ensemble import ensemble_sample_metrics
 
     rng = np.random.default_rng(4)
-    n = 600
+    n = 1600  # groups large enough for the skewness rule to keep every interval
     df = pl.DataFrame(
         {
             "g": rng.choice(["a", "b"], n),
