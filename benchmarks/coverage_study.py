@@ -46,10 +46,15 @@ from polars_fairmetrics.curves import curve_summaries  # noqa: E402
 from polars_fairmetrics.ensemble import ensemble_sample_metrics  # noqa: E402
 from polars_fairmetrics.report.extensions import (  # noqa: E402
     CURVE_MIN_CLASS,
+    CURVE_PR_MIN_POSITIVES,
     STABILITY_MAX_MEAN_SKEW,
     stability_skewness,
     withhold_curve_intervals,
     withhold_stability_intervals,
+)
+from polars_fairmetrics.report.intervals import (  # noqa: E402
+    DEPLOYMENT_PERCENTILE_MIN_SUPPORT,
+    withhold_deployment_intervals,
 )
 from polars_fairmetrics.report.options import (  # noqa: E402
     DEPLOYMENT_AUDIT_METRICS,
@@ -443,6 +448,8 @@ def run_scenario(
                     out = pfm.with_intervals(
                         point, replicates, method=method, level=LEVEL, counts=counts
                     )
+                    if kind == "deployment":  # the audit's rule for its deployment section
+                        out = withhold_deployment_intervals(out, method)
                     raw = (
                         without_ess_rule(point, replicates, method, counts)
                         if ess is not None
@@ -817,9 +824,12 @@ def render(
         f"defined in fewer than {MIN_DEFINED_SHARE:.0%} of the resamples, no variation across "
         "resamples, a basic interval on weighted data or on few rows, or weighted data with "
         f"a Kish effective sample size below {WEIGHTED_MIN_ESS}: see below; curve summaries "
-        f"of a group with fewer than {CURVE_MIN_CLASS} positives or negatives, and their basic "
-        "intervals; ensemble means too skewed for the row bootstrap, max(|γ|, 1) / √n > "
-        f"{STABILITY_MAX_MEAN_SKEW}). With 1000 data "
+        f"of a group with fewer than {CURVE_MIN_CLASS} positives or negatives, average "
+        f"precision and AUPR of one with fewer than {CURVE_PR_MIN_POSITIVES} positives, and "
+        "the basic intervals of curve summaries; ensemble means too skewed for the row "
+        "bootstrap, max(|γ|, 1) / √n > "
+        f"{STABILITY_MAX_MEAN_SKEW}; percentile intervals of deployment-corrected metrics with "
+        f"support below {DEPLOYMENT_PERCENTILE_MIN_SUPPORT}). With 1000 data "
         "sets a coverage's Monte Carlo standard error is about 0.7 points per statistic; rows "
         "pool several statistics (metrics × groups).",
         "",
@@ -967,7 +977,7 @@ def render(
             pl.col("ci_note")
             .str.replace_all(r"(support|size) [0-9]+ <", "$1 … <")
             .str.replace_all(r"only [0-9]+ of", "only … of")
-            .str.replace_all(r"\b(positives|negatives|n)( =)? [0-9]+", "$1$2 …")
+            .str.replace_all(r"\b(positives|negatives|n|support)( =)? [0-9]+", "$1$2 …")
             .str.replace_all(r"sqrt\(n\) = [0-9.]+", "sqrt(n) = …")
         )
         .group_by("scenario", "ci_note")

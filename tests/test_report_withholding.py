@@ -14,10 +14,15 @@ from scipy.stats import skew
 from polars_fairmetrics.report import audit
 from polars_fairmetrics.report.extensions import (
     CURVE_MIN_CLASS,
+    CURVE_PR_MIN_POSITIVES,
     STABILITY_MAX_MEAN_SKEW,
     stability_skewness,
     withhold_curve_intervals,
     withhold_stability_intervals,
+)
+from polars_fairmetrics.report.intervals import (
+    DEPLOYMENT_PERCENTILE_MIN_SUPPORT,
+    withhold_deployment_intervals,
 )
 
 
@@ -50,7 +55,7 @@ def _with_ci(groups: list[str], metrics: list[str]) -> pl.DataFrame:
 def test_curve_rule_withholds_groups_with_few_of_a_class(method: str) -> None:
     few = CURVE_MIN_CLASS - 1
     table = _curve_table(
-        {"big": CURVE_MIN_CLASS, "few_pos": few, "few_neg": 400},
+        {"big": CURVE_PR_MIN_POSITIVES, "few_pos": few, "few_neg": 400},
         {"big": CURVE_MIN_CLASS, "few_pos": 400, "few_neg": few},
     )
     ci = _with_ci(["big", "few_pos", "few_neg"], ["roc_auc", "average_precision"])
@@ -64,6 +69,60 @@ def test_curve_rule_withholds_groups_with_few_of_a_class(method: str) -> None:
     assert all(f"fewer than {CURVE_MIN_CLASS} positives or negatives" in n for n in notes)
     assert f"positives {few}, negatives 400" in notes[0]
     assert f"positives 400, negatives {few}" in notes[-1]
+
+
+@pytest.mark.parametrize("method", ["percentile", "bca"])
+def test_curve_rule_withholds_precision_recall_summaries_with_few_positives(method: str) -> None:
+    table = _curve_table(
+        {"mid": CURVE_PR_MIN_POSITIVES - 1, "big": CURVE_PR_MIN_POSITIVES}, {"mid": 400, "big": 400}
+    )
+    ci = _with_ci(["mid", "big"], ["roc_auc", "average_precision", "aupr"])
+    out = withhold_curve_intervals(ci, table, ["g"], method)
+    keys = zip(out["g"], out["metric"], strict=True)
+    given = dict(zip(keys, out["ci_low"].is_not_null(), strict=True))
+    assert given == {
+        ("mid", "roc_auc"): True,
+        ("mid", "average_precision"): False,
+        ("mid", "aupr"): False,
+        ("big", "roc_auc"): True,
+        ("big", "average_precision"): True,
+        ("big", "aupr"): True,
+    }
+    notes = out.filter(pl.col("ci_low").is_null())["ci_note"].to_list()
+    assert all(f"positives {CURVE_PR_MIN_POSITIVES - 1})" in n for n in notes)
+
+
+def test_deployment_rule_withholds_percentile_on_few_rows() -> None:
+    ci = _with_ci(["few", "enough"], ["accuracy"]).with_columns(
+        pl.Series(
+            "support", [DEPLOYMENT_PERCENTILE_MIN_SUPPORT - 1, DEPLOYMENT_PERCENTILE_MIN_SUPPORT]
+        )
+    )
+    out = withhold_deployment_intervals(ci, "percentile")
+    assert out["ci_low"].is_null().to_list() == [True, False]
+    assert f"support {DEPLOYMENT_PERCENTILE_MIN_SUPPORT - 1} <" in out["ci_note"][0]
+    assert out["ci_note"][1] is None
+    # BCa covers there: kept
+    assert withhold_deployment_intervals(ci, "bca")["ci_low"].null_count() == 0
+
+
+def test_deployment_rule_in_the_audit() -> None:
+    rng = np.random.default_rng(8)
+    g = np.array(["big"] * 800 + ["small"] * 30)
+    y = rng.integers(0, 2, g.size)
+    p = np.where(rng.random(g.size) < 0.8, y, 1 - y)
+    df = pl.DataFrame({"g": g, "y": y, "p": p})
+    opts: dict[str, Any] = {"y_true": "y", "y_pred": "p", "by": "g"}
+    dep = audit(df, deploy_positive_rate=0.05, intervals=80, seed=1, **opts)["deployment"]
+    big = dep.filter(pl.col("g") == "big")
+    small = dep.filter(pl.col("g") == "small")
+    assert big["ci_low"].null_count() == 0
+    assert small["ci_low"].null_count() == small.height
+    assert all(
+        "deployment-corrected metrics under-cover on few rows" in n for n in small["ci_note"]
+    )
+    bca = audit(df, deploy_positive_rate=0.05, intervals=80, ci_method="bca", **opts)["deployment"]
+    assert bca.filter(pl.col("g") == "small")["ci_low"].null_count() < small.height
 
 
 def test_curve_rule_withholds_basic_whatever_the_size() -> None:
@@ -125,13 +184,13 @@ def test_stability_rule_withholds_skewed_or_small_groups() -> None:
             "g": ["plain", "skewed", "small", "edge"],
             "metric": ["jitter"] * 4,
             "value": [0.2] * 4,
-            "n": [500, 500, 40, 45],
+            "n": [500, 500, 40, 100],
             "ci_low": [0.1] * 4,
             "ci_high": [0.3] * 4,
             "ci_note": pl.Series([None] * 4, dtype=pl.String),
         }
     )
-    # max(|γ|, 1)/√n: 1.5/√500 = 0.067 (kept); 5/√500 = 0.22; 1/√40 = 0.16; 1/√45 = 0.149
+    # max(|γ|, 1)/√n: 1.5/√500 = 0.067 (kept); 5/√500 = 0.22; 1/√40 = 0.16; 1/√100 = 0.1
     # (kept)
     shapes = pl.DataFrame(
         {"g": ["plain", "skewed", "small", "edge"], "metric": ["jitter"] * 4},
@@ -146,11 +205,11 @@ def test_stability_rule_withholds_skewed_or_small_groups() -> None:
 
 
 def test_stability_rule_in_the_audit() -> None:
-    """A group of 40 rows loses its ensemble-mean intervals, with the reason; a group of 800
+    """A group of 40 rows loses its ensemble-mean intervals, with the reason; a group of 2000
     rows with mildly skewed values keeps them."""
     rng = np.random.default_rng(6)
-    n = 840
-    g = np.array(["big"] * 800 + ["small"] * 40)
+    n = 2040
+    g = np.array(["big"] * 2000 + ["small"] * 40)
     models = [f"m{j}" for j in range(5)]
     df = pl.DataFrame({"g": g, "y": rng.integers(0, 2, n), **{m: rng.random(n) for m in models}})
     opts: dict[str, Any] = {"y_true": "y", "y_score": "m0", "threshold": 0.5, "by": "g"}

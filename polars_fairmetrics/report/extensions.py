@@ -34,6 +34,7 @@ from polars_fairmetrics.results import finish, from_wide
 
 __all__ = [
     "CURVE_MIN_CLASS",
+    "CURVE_PR_MIN_POSITIVES",
     "EXTENSION_BUILDERS",
     "STABILITY_MAX_MEAN_SKEW",
     "stability_skewness",
@@ -41,12 +42,17 @@ __all__ = [
     "withhold_stability_intervals",
 ]
 
-STABILITY_MAX_MEAN_SKEW = 0.15
+STABILITY_MAX_MEAN_SKEW = 0.1
 r"""Largest skewness of a group mean, :math:`\max(|\gamma|, 1) / \sqrt{n}` (:math:`\gamma`: the
 per-row values' skewness, :math:`n`: rows with a value), for which the ensemble means get
 intervals (the one-term Edgeworth correction of the mean's distribution is
 :math:`\gamma / (6\sqrt{n})`); above, the row bootstrap under-covers (86-93 % at nominal 95 %
 in ``docs/coverage.md``: groups of ≈ 30 rows, rare disagreements between the models)."""
+
+CURVE_PR_MIN_POSITIVES = 100
+"""Fewest positives (counted rows) a group needs for intervals of its precision-recall summaries
+(average precision, AUPR): below, at a low base rate, they under-cover (91 % at nominal 95 %
+with 30-40 positives at a 1 % base rate in ``docs/coverage.md``; 94 % with ≈ 100 at 5 %)."""
 
 CURVE_MIN_CLASS = 30
 """Fewest positives and fewest negatives (counted rows) a group needs for intervals of its curve
@@ -283,7 +289,7 @@ def withhold_stability_intervals(
     :math:`\max(|\gamma|, 1) / \sqrt{n}` above :data:`STABILITY_MAX_MEAN_SKEW`, with
     :math:`\gamma` the per-row values' sample skewness in the group (``skewness``, keyed by
     ``on`` and ``metric``) and :math:`n` the rows with a value. Floored at 1, it withholds
-    every group of fewer than 45 rows; a large :math:`|\gamma|` (rare disagreements between
+    every group of fewer than 100 rows; a large :math:`|\gamma|` (rare disagreements between
     the models, entropies near 0) asks for more. The coverage study (``docs/coverage.md``)
     found these intervals below 93 % at nominal 95 % with groups of ≈ 30 rows (88-93 %) and
     with rare disagreements (γ ≈ 4-16 on 1000 rows: 86-92 %)."""
@@ -501,7 +507,9 @@ def withhold_curve_intervals(
       biased in samples and skewed near 1, and the basic interval reflects the resamples
       around the estimate the wrong way (76-92 % up to ≈ 150 positives per group);
     - a group with fewer than :data:`CURVE_MIN_CLASS` positives or negatives (counted rows of
-      the grid curve table: ``tp + fn`` and ``fp + tn``), whatever the method.
+      the grid curve table: ``tp + fn`` and ``fp + tn``), whatever the method;
+    - average precision and AUPR of a group with fewer than :data:`CURVE_PR_MIN_POSITIVES`
+      positives, whatever the method.
 
     ``table``: the grid curve table (``lead``, ``threshold`` and the counts); ``with_ci``: the
     summaries with the interval columns of :func:`~polars_fairmetrics.bootstrap.with_intervals`.
@@ -529,7 +537,18 @@ def withhold_curve_intervals(
             pl.col("_pos"),
             pl.col("_neg"),
         )
-        withhold = given & few.fill_null(False)
+        pr = pl.col("metric").is_in(["average_precision", "aupr"]) & (
+            pl.col("_pos") < CURVE_PR_MIN_POSITIVES
+        )
+        pr_note = pl.format(
+            "fewer than {} positives in the group (positives {}): precision-recall summary "
+            "intervals under-cover there (91 % at nominal 95 % with 30-40 positives at a 1 % "
+            "base rate in the coverage study)",
+            pl.lit(CURVE_PR_MIN_POSITIVES),
+            pl.col("_pos"),
+        )
+        note = pl.when(few).then(note).otherwise(pr_note)
+        withhold = given & (few | pr).fill_null(False)
     bounds = ("ci_low", "ci_high")
     return joined.with_columns(
         *[pl.when(withhold).then(None).otherwise(pl.col(c)).alias(c) for c in bounds],
