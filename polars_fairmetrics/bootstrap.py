@@ -612,6 +612,22 @@ def resample_counts(
 # ---------------------------------------------------------------------------------------------
 
 
+def _positions(n_def: Any, levels: Any) -> tuple[Any, Any, Any]:
+    """Linear-interpolation positions of per-row levels (rows × k) among ``n_def`` sorted
+    values: the lower and upper order statistics' indices and the fraction between them."""
+    h = (n_def[:, None] - 1).astype(np.float64) * levels
+    lo = np.floor(h).astype(np.int64)
+    lo = np.clip(lo, 0, np.maximum(n_def - 1, 0)[:, None])
+    hi = np.minimum(lo + 1, np.maximum(n_def - 1, 0)[:, None])
+    return lo, hi, h - lo
+
+
+def _interpolate(a: Any, b: Any, frac: Any) -> Any:
+    """``a + frac (b - a)``, exactly ``a`` where ``frac`` is 0."""
+    val = a + frac * (b - a)
+    return np.where(frac == 0, a, val)
+
+
 def _row_quantiles(sorted_x: Any, n_def: Any, levels: Any) -> Any:
     """Linear-interpolation quantiles (numpy's default) of each row's first ``n_def`` sorted
     values, at per-row levels ``levels`` (rows × k); NaN where ``n_def`` is 0."""
@@ -620,17 +636,43 @@ def _row_quantiles(sorted_x: Any, n_def: Any, levels: Any) -> Any:
     ok = n_def > 0
     if not ok.any():
         return out
-    h = (n_def[:, None] - 1).astype(np.float64) * levels
-    lo = np.floor(h).astype(np.int64)
-    lo = np.clip(lo, 0, np.maximum(n_def - 1, 0)[:, None])
-    hi = np.minimum(lo + 1, np.maximum(n_def - 1, 0)[:, None])
-    frac = h - lo
+    lo, hi, frac = _positions(n_def, levels)
     rows = np.arange(n_rows)[:, None]
-    a, b = sorted_x[rows, lo], sorted_x[rows, hi]
-    val = a + frac * (b - a)
-    val = np.where(frac == 0, a, val)
+    val = _interpolate(sorted_x[rows, lo], sorted_x[rows, hi], frac)
     out[ok] = val[ok]
     return out
+
+
+def _order_statistics(x: Any, ks: Sequence[int]) -> tuple[dict[int, Any], Any, Any]:
+    """The ``k``-th smallest value of every row of ``x`` (rows × n) for each ``k`` of ``ks``,
+    and each row's minimum and maximum, by successive single-``kth`` partitions (several times
+    cheaper than a sort or a multi-``kth`` partition): a pair ``k, k + 1`` costs one partition
+    at ``k + 1`` (the ``k``-th is then the maximum of the part left of it), and each partition
+    works on the part right of the previous one. NaN sort last, as in :func:`numpy.sort`: a row
+    holding one has a NaN maximum, and its other results are not its defined values'."""
+    order = sorted(set(ks))
+    work = np.partition(x, order[0] + (1 if order[0] + 1 in order else 0), axis=1)
+    out: dict[int, Any] = {}
+    view, offset = work, 0
+    minimum = maximum = None
+    i = 0
+    while i < len(order):
+        k = order[i]
+        pair = i + 1 < len(order) and order[i + 1] == k + 1
+        at = k + 1 if pair else k
+        if view is not work:
+            view.partition(at - offset, axis=1)
+        if minimum is None:
+            minimum = view[:, : at + 1].min(axis=1)
+        out[at] = view[:, at - offset].copy()
+        if pair:
+            out[k] = view[:, : at - offset].max(axis=1)
+        i += 2 if pair else 1
+        if i == len(order):
+            maximum = view[:, at - offset :].max(axis=1)
+        else:
+            view, offset = view[:, at + 1 - offset :], at + 1
+    return out, minimum, maximum
 
 
 def _acceleration(jack: Any, weights: Any) -> Any:
@@ -664,17 +706,38 @@ def _smooth_intervals(
     Percentile :math:`[q_{\alpha/2}, q_{1-\alpha/2}]`; basic
     :math:`[2\hat x - q_{1-\alpha/2}, 2\hat x - q_{\alpha/2}]`; BCa the percentile interval at
     levels :math:`\Phi(z_0 + (z_0 + z_p)/(1 - a(z_0 + z_p)))`. ``exact`` rows (the named
-    reference's own difference and ratio) are their estimate, without uncertainty. One sort
-    gives both quantiles. Returns low, high, n_defined and the note of each withdrawn interval.
+    reference's own difference and ratio) are their estimate, without uncertainty. The
+    quantiles are exact order statistics, selected without a full sort where every replicate
+    is defined (:func:`_order_statistics`); rows with undefined replicates and BCa (levels per
+    row) are sorted. Returns low, high, n_defined and the note of each withdrawn interval.
     """
     n_stats, n_boot = boot.shape
     alpha = 1.0 - level
-    sorted_x = np.sort(boot, axis=1)  # NaN last
-    n_def = (
-        np.full(n_stats, n_boot, dtype=np.int64)
-        if n_boot and not np.isnan(sorted_x[:, -1]).any()
-        else (~np.isnan(sorted_x)).sum(axis=1)
-    )
+    pair = np.array([alpha / 2, 1 - alpha / 2])
+    n_def = np.full(n_stats, n_boot, dtype=np.int64)
+    first = np.full(n_stats, np.nan)  # the smallest and largest defined replicate value
+    last = np.full(n_stats, np.nan)
+    q = np.full((n_stats, 2), np.nan)
+    sorted_x = np.empty((0, n_boot))
+    if method == "bca" or n_boot == 0 or n_stats == 0:
+        sort_rows = np.arange(n_stats)
+    else:
+        # the same levels on every row: exact selection of the order statistics, and a sort
+        # only for the rows with undefined replicates (NaN, last in the selection too)
+        lo, hi, frac = _positions(np.array([n_boot]), pair[None, :])
+        ks = [int(k) for k in (*lo[0], *hi[0])]
+        stats, first, last = _order_statistics(boot, ks)
+        for j in range(2):
+            q[:, j] = _interpolate(stats[int(lo[0, j])], stats[int(hi[0, j])], frac[0, j])
+        sort_rows = np.flatnonzero(np.isnan(last))
+    if sort_rows.size:
+        sorted_x = np.sort(boot[sort_rows], axis=1)  # NaN last
+        nd_rows = (~np.isnan(sorted_x)).sum(axis=1)
+        n_def[sort_rows] = nd_rows
+        first[sort_rows] = sorted_x[:, 0] if n_boot else np.nan
+        last[sort_rows] = (
+            sorted_x[np.arange(sort_rows.size), np.maximum(nd_rows - 1, 0)] if n_boot else np.nan
+        )
     if method == "bca":
         nd = NormalDist()
         with np.errstate(invalid="ignore"):
@@ -688,7 +751,7 @@ def _smooth_intervals(
             else np.zeros(n_stats)
         )
         levels = np.full((n_stats, 2), np.nan)
-        for j, p in enumerate((alpha / 2, 1 - alpha / 2)):
+        for j, p in enumerate(pair):
             zp = z0 + nd.inv_cdf(p)
             denom = 1.0 - acc * zp
             with np.errstate(invalid="ignore", divide="ignore"):
@@ -699,10 +762,11 @@ def _smooth_intervals(
         q[~okp] = np.nan
         low, high = q[:, 0], q[:, 1]
     else:
-        levels = np.broadcast_to(np.array([alpha / 2, 1 - alpha / 2]), (n_stats, 2))
-        q = _row_quantiles(sorted_x, n_def, levels)
+        if sort_rows.size:
+            levels = np.broadcast_to(pair, (sort_rows.size, 2))
+            q[sort_rows] = _row_quantiles(sorted_x, n_def[sort_rows], levels)
         if method == "percentile":
-            low, high = q[:, 0], q[:, 1]
+            low, high = q[:, 0].copy(), q[:, 1].copy()
         else:
             low, high = 2 * est - q[:, 1], 2 * est - q[:, 0]
     notes: list[str | None] = [None] * n_stats
@@ -721,7 +785,7 @@ def _smooth_intervals(
                 f"defined in only {n_def[i]} of {n_boot} resamples (fewer than "
                 f"{MIN_DEFINED_SHARE:.0%}): too few rows behind it"
             )
-        elif sorted_x[i, 0] == sorted_x[i, n_def[i] - 1]:
+        elif first[i] == last[i]:
             note = (
                 "every resample gives the same value: the bootstrap cannot measure this "
                 "uncertainty (a rate of 0 or 1 on few rows)"
