@@ -854,6 +854,43 @@ def _nonsmooth_parts(
     return lo, hi, n_def, None
 
 
+def _nonsmooth_many(
+    est: Any, boot: Any, level: float, parts: str
+) -> tuple[Any, Any, Any, list[str | None]]:
+    """:func:`_nonsmooth_parts` of many statistics at once: ``est`` (statistics × parts),
+    ``boot`` (statistics × parts × B); low, high, n_defined and notes per statistic, equal to
+    the one-by-one results. The statistics whose parts are all defined in every replicate and
+    vary get one vectorised band (one standard deviation, one maximum and one quantile call for
+    all); the others (undefined parts or replicates, constant parts) go one by one."""
+    n_stats, _, n_boot = boot.shape
+    low, high = np.full(n_stats, np.nan), np.full(n_stats, np.nan)
+    n_def = np.zeros(n_stats, dtype=np.int64)
+    notes: list[str | None] = [None] * n_stats
+    fast = ~np.isnan(est).any(axis=1)
+    if n_boot >= 2 and fast.any():
+        se = np.full(est.shape, np.nan)
+        with np.errstate(invalid="ignore"):
+            se[fast] = boot[fast].std(axis=2, ddof=1)
+        # NaN (or infinite) replicates give a NaN deviation: those go one by one
+        fast &= np.isfinite(se).all(axis=1) & (se > 0).all(axis=1)
+    else:
+        fast[:] = False
+    rows = np.flatnonzero(fast)
+    if rows.size:
+        e, s = est[rows], se[rows]
+        t = boot[rows] - e[:, :, None]
+        np.abs(t, out=t)
+        np.divide(t, s[:, :, None], out=t)
+        crit = np.quantile(t.max(axis=1), level, axis=1)
+        half = crit[:, None] * s
+        low[rows] = np.maximum(np.abs(e) - half, 0.0).max(axis=1)
+        high[rows] = (np.abs(e) + half).max(axis=1)
+        n_def[rows] = n_boot
+    for i in np.flatnonzero(~fast):
+        low[i], high[i], n_def[i], notes[i] = _nonsmooth_parts(est[i], boot[i], level, parts)
+    return low, high, n_def, notes
+
+
 def _pairwise(values: Any) -> Any:
     """Signed differences of every pair of rows (g < h), rows × columns kept."""
     g, h = np.triu_indices(values.shape[0], k=1)
@@ -1428,6 +1465,8 @@ def _nonsmooth_criteria(
     rows = point.select(match).rows()
     where = {r: i for i, r in enumerate(rows)}
     est_all = point["value"].cast(pl.Float64).fill_null(np.nan).fill_nan(np.nan).to_numpy()
+    # the rows of each criterion whose parts are present, in one batch (one band for all)
+    batches: dict[str, list[tuple[int, Any]]] = {}
     for i, m in enumerate(metrics):
         if m not in composed:
             continue
@@ -1441,14 +1480,21 @@ def _nonsmooth_criteria(
             )
             continue
         idx = np.asarray(comp_rows, dtype=np.int64)
-        lo, hi, nd, note = _nonsmooth_parts(
-            est_all[idx],
-            boot["value"][idx],
-            level,
-            f"its parts ({', '.join(composed[m])})",
-            exact=bool(is_ref[i]),
-        )
-        low["value"][i], high["value"][i], n_def[i], notes["value"][i] = lo, hi, nd, note
+        label = f"its parts ({', '.join(composed[m])})"
+        if is_ref[i]:
+            lo, hi, nd, note = _nonsmooth_parts(
+                est_all[idx], boot["value"][idx], level, label, exact=True
+            )
+            low["value"][i], high["value"][i], n_def[i], notes["value"][i] = lo, hi, nd, note
+            continue
+        batches.setdefault(label, []).append((i, idx))
+    for label, batch in batches.items():
+        rows_b = np.array([i for i, _ in batch], dtype=np.int64)
+        idx_b = np.array([idx for _, idx in batch], dtype=np.int64)
+        lo_b, hi_b, nd_b, nt_b = _nonsmooth_many(est_all[idx_b], boot["value"][idx_b], level, label)
+        low["value"][rows_b], high["value"][rows_b], n_def[rows_b] = lo_b, hi_b, nd_b
+        for k, i in enumerate(rows_b):
+            notes["value"][i] = nt_b[k]
 
 
 def _between(
@@ -1518,20 +1564,67 @@ def _between(
     values = boot["value"]
     est = obs["value"].cast(pl.Float64).fill_null(np.nan).fill_nan(np.nan).to_numpy()
     owner = obs[_PI].to_numpy()
+    with np.errstate(divide="ignore", invalid="ignore"):
+        logs = np.where(values > 0, np.log(values), np.nan)
+    # rows by their number of defined groups: the pairwise gaps of a batch are one array
+    batches: dict[int, list[tuple[int, Any]]] = {}
     for i in range(n_rows):
         members = np.flatnonzero((owner == i) & ~np.isnan(est))
         if members.size == 0:
             for q in ("difference", "ratio"):
                 notes[q][i] = "no group is defined on the observed data"
             continue
-        for q, log in (("difference", False), ("ratio", True)):
-            lo, hi, nd, note = _between_interval(est[members], values[members], level, log)
-            if q == "ratio":
-                lo, hi = (math.exp(-hi), math.exp(-lo)) if note is None else (math.nan, math.nan)
-            low[q][i], high[q][i], notes[q][i] = lo, hi, note
-            if q == "difference":
-                n_def[i] = nd
+        if members.size == 1:
+            for q, log in (("difference", False), ("ratio", True)):
+                lo, hi, nd, note = _between_interval(est[members], values[members], level, log)
+                _set_between(q, i, lo, hi, nd, note, low, high, n_def, notes)
+            continue
+        batches.setdefault(int(members.size), []).append((i, members))
+    for size, batch in batches.items():
+        g, h = np.triu_indices(size, k=1)
+        rows = np.array([i for i, _ in batch], dtype=np.int64)
+        members = np.array([m for _, m in batch], dtype=np.int64)
+        e = est[members]
+        gaps = values[members[:, g]] - values[members[:, h]]
+        lo, hi, nd, nt = _nonsmooth_many(e[:, g] - e[:, h], gaps, level, "the groups' values")
+        for k, r in enumerate(rows.tolist()):
+            _set_between("difference", r, lo[k], hi[k], nd[k], nt[k], low, high, n_def, notes)
+        positive = (e > 0).all(axis=1)
+        for k in np.flatnonzero(~positive).tolist():
+            lo_k, hi_k, nd_k, nt_k = _between_interval(e[k], values[members[k]], level, log=True)
+            _set_between("ratio", int(rows[k]), lo_k, hi_k, nd_k, nt_k, low, high, n_def, notes)
+        if positive.any():
+            el = np.log(e[positive])
+            mp = members[positive]
+            lo, hi, nd, nt = _nonsmooth_many(
+                el[:, g] - el[:, h],
+                logs[mp[:, g]] - logs[mp[:, h]],
+                level,
+                "the groups' values",
+            )
+            for k, r in enumerate(rows[positive].tolist()):
+                _set_between("ratio", r, lo[k], hi[k], nd[k], nt[k], low, high, n_def, notes)
     return n_boot
+
+
+def _set_between(
+    q: str,
+    i: int,
+    lo: float,
+    hi: float,
+    nd: int,
+    note: str | None,
+    low: dict[str, Any],
+    high: dict[str, Any],
+    n_def: Any,
+    notes: dict[str, list[str | None]],
+) -> None:
+    """Store row ``i``'s between-groups interval of ``q`` (the ratio's from its log scale)."""
+    if q == "ratio":
+        lo, hi = (math.exp(-hi), math.exp(-lo)) if note is None else (math.nan, math.nan)
+    low[q][i], high[q][i], notes[q][i] = lo, hi, note
+    if q == "difference":
+        n_def[i] = nd
 
 
 def with_intervals(

@@ -7,6 +7,9 @@
   levels; BCa (per-row levels, still sorted) is checked against the oracle at the levels its
   formula gives.
 - ``_order_statistics`` against ``numpy.sort``.
+- ``_nonsmooth_many`` (the max-t band of many statistics in one array) equals the one-by-one
+  ``_nonsmooth_parts`` (notes and defined counts exactly; bounds up to the summation order of
+  the standard deviation) and a numpy oracle, with undefined, constant and infinite parts.
 """
 
 from __future__ import annotations
@@ -20,6 +23,8 @@ import pytest
 
 from polars_fairmetrics.bootstrap import (
     MIN_DEFINED_SHARE,
+    _nonsmooth_many,
+    _nonsmooth_parts,
     _order_statistics,
     _smooth_intervals,
 )
@@ -187,3 +192,44 @@ def test_order_statistics(n: int) -> None:
         np.testing.assert_array_equal(low[full], ordered[full, 0])
         # NaN sort last: a row holding one has a NaN maximum (it is then sorted instead)
         np.testing.assert_array_equal(high, np.max(x, axis=1))
+
+
+def _max_t_oracle(est: Any, boot: Any, level: float) -> tuple[float, float]:
+    """The projected simultaneous band of ``max_j |x_j|`` written out in numpy: one statistic,
+    every replicate defined."""
+    se = np.array([np.std(row, ddof=1) for row in boot])
+    t = np.max(np.abs(boot - est[:, None]) / se[:, None], axis=0)
+    crit = np.quantile(t, level)
+    return (
+        float(np.max(np.maximum(np.abs(est) - crit * se, 0.0))),
+        float(np.max(np.abs(est) + crit * se)),
+    )
+
+
+@pytest.mark.parametrize("n_boot", [1, 2, 3, 19, 1000])
+def test_batched_max_t_equals_one_by_one(n_boot: int) -> None:
+    rng = np.random.default_rng(n_boot)
+    n_stats, n_parts = 8, 3
+    est = rng.normal(size=(n_stats, n_parts)) * 0.1
+    boot = est[:, :, None] + rng.normal(size=(n_stats, n_parts, n_boot)) * 0.05
+    est[1, 2] = np.nan  # undefined on the observed data
+    boot[2, 0, : max(n_boot // 20, 1)] = np.nan  # a few undefined replicates
+    boot[3, 1, : n_boot // 2 + 1] = np.nan  # too many undefined replicates
+    boot[4, 2] = 0.25  # a part that does not vary
+    boot[5] = np.nan  # undefined everywhere
+    boot[6, 0, 0] = np.inf  # an infinite replicate
+    for level in (0.5, 0.95):
+        with np.errstate(invalid="ignore"):  # the infinite replicate
+            low, high, n_def, notes = _nonsmooth_many(est, boot, level, "its parts")
+        for i in range(n_stats):
+            with np.errstate(invalid="ignore"):
+                want = _nonsmooth_parts(est[i], boot[i], level, "its parts")
+            assert notes[i] == want[3], (i, notes[i], want[3])
+            assert n_def[i] == want[2]
+            np.testing.assert_allclose([low[i], high[i]], want[:2], rtol=1e-13, atol=1e-300)
+            assert math.isnan(low[i]) == math.isnan(want[0])
+            if i in (0, 7) and n_boot >= 2:
+                assert notes[i] is None
+                np.testing.assert_allclose(
+                    [low[i], high[i]], _max_t_oracle(est[i], boot[i], level), rtol=1e-13
+                )
