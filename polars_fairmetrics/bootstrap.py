@@ -1049,41 +1049,50 @@ def _matrices(
     n_boot, col = _replicate_ids(ids, n_resamples)
     is_boot, is_jack = col >= 0, ids < 0
     n_jack = int(-ids[is_jack].min()) if is_jack.any() else 0
-    linear = owner[is_boot] * max(n_boot, 1) + col[is_boot]
-    if linear.size and np.bincount(linear).max() > 1:
+    boot_rows = np.flatnonzero(is_boot)
+    ob, cb = owner[boot_rows], col[boot_rows]
+    linear = ob * max(n_boot, 1) + cb
+    seen = np.bincount(linear) if linear.size else np.zeros(0, dtype=np.int64)
+    if seen.size and seen.max() > 1:
         raise InvalidOptionError(
             "the replicates hold several rows for one statistic and replicate: pass the same "
             "function applied to the replicate table (with the same keys and partitions)"
         )
     block = _float_block(joined, columns)
+    # columns × rows: each column contiguous (Polars gives the block column by column)
+    block_t = block.T
     n_q = len(quantities)
-    # once: the resamples' and the leave-one-out tables' rows
-    ob, cb, vb = owner[is_boot], col[is_boot], block[is_boot]
     oj, cj, vj = owner[is_jack], -ids[is_jack] - 1, block[is_jack]
     long = "metric" in reps.columns or "metric" not in match
-    if not long:
-        # (groups × resamples × columns): one reordering when every group is in every
-        # resample (the engine's tables), else a scatter with NaN for the missing ones
-        if ob.size == n_groups * n_boot:
-            cube = vb[np.lexsort((cb, ob))].reshape(n_groups, n_boot, len(columns))
-        else:
-            cube = np.full((n_groups, n_boot, len(columns)), np.nan)
-            cube[ob, cb] = vb
     boot: dict[str, Any] = {}
     jack: dict[str, Any] = {}
-    for q, (grp, metric_pos, j) in which.items():
-        if long:
+    if long:
+        vb = block[boot_rows]
+        for q, (_, _, j) in which.items():
             m = np.full((n_rows, n_boot), np.nan)
             m[ob, cb] = vb[:, j]
             jm = np.full((n_rows, n_jack), np.nan)
             jm[oj, cj] = vj[:, j]
             boot[q], jack[q] = m, jm
-            continue
+        return n_boot, boot, jack
+    # (columns × groups × resamples): one gather in (group, resample) order when every group
+    # is in every resample (the engine's tables; the order is the inverse of the rows'
+    # positions, no sort), else a scatter with NaN for the missing ones
+    n_cells = n_groups * n_boot
+    if linear.size == n_cells:
+        order = np.empty(n_cells, dtype=np.int64)
+        order[linear] = boot_rows
+        cube = np.take(block_t, order, axis=1)
+    else:
+        cube = np.full((len(columns), n_cells), np.nan)
+        cube[:, linear] = block_t[:, boot_rows]
+    cube = cube.reshape(len(columns), n_groups, n_boot)
+    for q, (grp, metric_pos, j) in which.items():
         m = np.empty((n_rows, n_boot))
         jm = np.empty((n_rows, n_jack))
         for k in np.unique(metric_pos):
             rows_k = np.flatnonzero(metric_pos == k)
-            m[rows_k] = cube[:, :, k * n_q + j][grp[rows_k]]
+            m[rows_k] = cube[k * n_q + j][grp[rows_k]]
             full_j = np.full((n_groups, n_jack), np.nan)
             full_j[oj, cj] = vj[:, k * n_q + j]
             jm[rows_k] = full_j[grp[rows_k]]
