@@ -1042,7 +1042,7 @@ def _matrices(
         n_groups = groups.height
         position = {m: i for i, m in enumerate(names)}
         which = {
-            q: (row_group, np.array([position[m] for m in metrics]), j)
+            q: (row_group, np.array([position[m] for m in metrics], dtype=np.int64), j)
             for j, q in enumerate(quantities)
         }
     ids = joined[REPLICATE].to_numpy().astype(np.int64)
@@ -1087,16 +1087,15 @@ def _matrices(
         cube = np.full((len(columns), n_cells), np.nan)
         cube[:, linear] = block_t[:, boot_rows]
     cube = cube.reshape(len(columns), n_groups, n_boot)
+    jcube = None
+    if n_jack:
+        jcube = np.full((len(columns), n_groups, n_jack), np.nan)
+        jcube[:, oj, cj] = vj.T
     for q, (grp, metric_pos, j) in which.items():
-        m = np.empty((n_rows, n_boot))
-        jm = np.empty((n_rows, n_jack))
-        for k in np.unique(metric_pos):
-            rows_k = np.flatnonzero(metric_pos == k)
-            m[rows_k] = cube[k * n_q + j][grp[rows_k]]
-            full_j = np.full((n_groups, n_jack), np.nan)
-            full_j[oj, cj] = vj[:, k * n_q + j]
-            jm[rows_k] = full_j[grp[rows_k]]
-        boot[q], jack[q] = m, jm
+        # row r is column (its metric, quantity q) of its group: one gather for all rows
+        cols = np.asarray(metric_pos) * n_q + j
+        boot[q] = cube[cols, grp]
+        jack[q] = jcube[cols, grp] if jcube is not None else np.empty((n_rows, 0))
     return n_boot, boot, jack
 
 
