@@ -891,6 +891,15 @@ def _nonsmooth_many(
     return low, high, n_def, notes
 
 
+def _gaps(values: Any, members: Any, g: Any, h: Any) -> Any:
+    """``values[members[:, g]] - values[members[:, h]]`` (statistics × pairs × B), pair by pair
+    into one array: whole-row copies instead of a fancy-indexed gather of every element."""
+    out = np.empty((members.shape[0], g.size, values.shape[1]))
+    for k in range(g.size):
+        np.subtract(values[members[:, g[k]]], values[members[:, h[k]]], out=out[:, k])
+    return out
+
+
 def _pairwise(values: Any) -> Any:
     """Signed differences of every pair of rows (g < h), rows × columns kept."""
     g, h = np.triu_indices(values.shape[0], k=1)
@@ -1572,8 +1581,8 @@ def _between(
     values = boot["value"]
     est = obs["value"].cast(pl.Float64).fill_null(np.nan).fill_nan(np.nan).to_numpy()
     owner = obs[_PI].to_numpy()
-    with np.errstate(divide="ignore", invalid="ignore"):
-        logs = np.where(values > 0, np.log(values), np.nan)
+    logs = np.full_like(values, np.nan)
+    np.log(values, out=logs, where=values > 0)
     # rows by their number of defined groups: the pairwise gaps of a batch are one array
     batches: dict[int, list[tuple[int, Any]]] = {}
     for i in range(n_rows):
@@ -1593,7 +1602,7 @@ def _between(
         rows = np.array([i for i, _ in batch], dtype=np.int64)
         members = np.array([m for _, m in batch], dtype=np.int64)
         e = est[members]
-        gaps = values[members[:, g]] - values[members[:, h]]
+        gaps = _gaps(values, members, g, h)
         lo, hi, nd, nt = _nonsmooth_many(e[:, g] - e[:, h], gaps, level, "the groups' values")
         for k, r in enumerate(rows.tolist()):
             _set_between("difference", r, lo[k], hi[k], nd[k], nt[k], low, high, n_def, notes)
@@ -1606,7 +1615,7 @@ def _between(
             mp = members[positive]
             lo, hi, nd, nt = _nonsmooth_many(
                 el[:, g] - el[:, h],
-                logs[mp[:, g]] - logs[mp[:, h]],
+                _gaps(logs, mp, g, h),
                 level,
                 "the groups' values",
             )
