@@ -91,7 +91,8 @@ def counts_of(folder: Path, weight: str | None, squares: bool) -> pl.DataFrame:
 
 def tables(counts: pl.DataFrame, *, wide: bool = False) -> dict[str, pl.DataFrame]:
     """Every count-based table of an audit (the engine's functions; for the replicates, in
-    wide form and without between-groups, whose intervals come from the group values)."""
+    wide form and without between-groups, whose intervals come from the group values: the
+    replicates' metrics table)."""
     out = {
         "metrics": pfm.metrics_from_counts(counts, wide=wide),
         "disparities": pfm.disparities(counts, reference=REFERENCE, wide=wide),
@@ -113,7 +114,9 @@ def boot(folder: Path, b: int, weight: str | None = None) -> dict[str, pl.DataFr
     replicated = tables(reps, wide=True)
     out = {}
     for name, table in observed.items():
-        source = reps if name == "between_groups" else replicated[name]
+        # between-groups intervals come from the replicates' group values: the wide metrics
+        # table of the replicates, computed for the metrics' intervals anyway
+        source = replicated["metrics" if name == "between_groups" else name]
         out[name] = pfm.with_intervals(table, source, counts=counts)
     return out
 

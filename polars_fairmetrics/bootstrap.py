@@ -1128,7 +1128,9 @@ def _group_values(
 ) -> pl.DataFrame | None:
     """Group values (keys, partitions, metric, value) of a table: itself when it has ``value``,
     :func:`~polars_fairmetrics.metrics_from_counts` of a count table (``wide``: its wide form,
-    faster on thousands of replicates); None otherwise."""
+    faster on thousands of replicates); with ``wide``, also a table of group values in wide
+    form (a column per metric, as ``metrics_from_counts(..., wide=True)`` gives) holding every
+    metric, itself; None otherwise."""
     if "value" in frame.columns and "metric" in frame.columns:
         return frame
     if all(c in frame.columns for c in _BASE):
@@ -1136,6 +1138,9 @@ def _group_values(
         if not known:
             return None
         return metrics_from_counts(frame, metrics=known, wide=wide)
+    if wide and metrics and "metric" not in frame.columns:
+        if all(m in frame.columns for m in metrics):
+            return frame
     return None
 
 
@@ -1679,9 +1684,11 @@ def with_intervals(
     (:math:`\max(|\Delta FPR|, |\Delta FNR|)`) from the band of its two signed parts, each
     projected onto the statistic. These always contain the estimate and stay valid when groups
     tie. Between-groups rows need the group values: pass the replicate *count table* (or the
-    replicates' group values) as ``replicates``, and the observed count table as ``counts=`` (or
-    draw with ``include_observed=True``); equalized odds needs ``predictive_equality_difference``
-    and ``false_negative_rate_difference`` in the same table (``fairness_criteria``' default).
+    replicates' group values, long or wide: ``metrics_from_counts(replicates, wide=True)``,
+    which an audit computes anyway, spares computing them again) as ``replicates``, and the
+    observed count table as ``counts=`` (or draw with ``include_observed=True``); equalized
+    odds needs ``predictive_equality_difference`` and ``false_negative_rate_difference`` in the
+    same table (``fairness_criteria``' default).
 
     An interval is null, with the reason in ``ci_note``, when the estimate is undefined, when the
     statistic is defined in fewer than :data:`MIN_DEFINED_SHARE` of the resamples, or when every

@@ -10,6 +10,8 @@
 - ``_nonsmooth_many`` (the max-t band of many statistics in one array) equals the one-by-one
   ``_nonsmooth_parts`` (notes and defined counts exactly; bounds up to the summation order of
   the standard deviation) and a numpy oracle, with undefined, constant and infinite parts.
+- between-groups intervals from the replicates' wide group values equal those from the
+  replicate count table.
 """
 
 from __future__ import annotations
@@ -19,8 +21,11 @@ from statistics import NormalDist
 from typing import Any
 
 import numpy as np
+import polars as pl
 import pytest
+from polars.testing import assert_frame_equal
 
+import polars_fairmetrics as pfm
 from polars_fairmetrics.bootstrap import (
     MIN_DEFINED_SHARE,
     _nonsmooth_many,
@@ -233,3 +238,19 @@ def test_batched_max_t_equals_one_by_one(n_boot: int) -> None:
                 np.testing.assert_allclose(
                     [low[i], high[i]], _max_t_oracle(est[i], boot[i], level), rtol=1e-13
                 )
+
+
+@pytest.mark.parametrize("by", ["sex", "race"])
+def test_between_groups_from_wide_group_values_equals_from_counts(by: str) -> None:
+    df = pfm.load_compas().with_columns(high=pl.col("decile_score") >= 5)
+    counts = pfm.confusion_counts(df, y_true="two_year_recid", y_pred="high", by=by)
+    reps = pfm.resample_counts(counts, n_resamples=300)
+    point = pfm.between_groups(counts)
+    from_counts = pfm.with_intervals(point, reps, counts=counts)
+    wide = pfm.metrics_from_counts(reps, wide=True)
+    assert_frame_equal(pfm.with_intervals(point, wide, counts=counts), from_counts)
+    # a wide table without one of the metrics is not the group values: the interval is
+    # withheld with the reason, as for any table without them
+    partial = pfm.with_intervals(point, wide.drop("accuracy"), counts=counts)
+    assert partial["difference_ci_low"].null_count() == partial.height
+    assert "replicate count table" in str(partial["ci_note"][0])
