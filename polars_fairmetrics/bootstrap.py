@@ -1067,16 +1067,14 @@ def _matrices(
             "the replicates hold several rows for one statistic and replicate: pass the same "
             "function applied to the replicate table (with the same keys and partitions)"
         )
-    block = _float_block(joined, columns)
-    # columns × rows: each column contiguous (Polars gives the block column by column)
-    block_t = block.T
     n_q = len(quantities)
-    oj, cj, vj = owner[is_jack], -ids[is_jack] - 1, block[is_jack]
+    oj, cj = owner[is_jack], -ids[is_jack] - 1
     long = "metric" in reps.columns or "metric" not in match
     boot: dict[str, Any] = {}
     jack: dict[str, Any] = {}
     if long:
-        vb = block[boot_rows]
+        block = _float_block(joined, columns)
+        vb, vj = block[boot_rows], block[is_jack]
         for q, (_, _, j) in which.items():
             m = np.full((n_rows, n_boot), np.nan)
             m[ob, cb] = vb[:, j]
@@ -1084,27 +1082,34 @@ def _matrices(
             jm[oj, cj] = vj[:, j]
             boot[q], jack[q] = m, jm
         return n_boot, boot, jack
-    # (columns × groups × resamples): one gather in (group, resample) order when every group
-    # is in every resample (the engine's tables; the order is the inverse of the rows'
-    # positions, no sort), else a scatter with NaN for the missing ones
+    # wide: row r is column (its metric, quantity q) of its group. Each column is read once
+    # (null as NaN, no copy of the whole block) and its rows gathered straight into the
+    # matrix in (group, resample) order: when every group is in every resample (the
+    # engine's tables), by the inverse of the rows' positions (no sort); else scattered
+    # with NaN for the missing ones
     n_cells = n_groups * n_boot
-    if linear.size == n_cells:
-        order = np.empty(n_cells, dtype=np.int64)
-        order[linear] = boot_rows
-        cube = np.take(block_t, order, axis=1)
-    else:
-        cube = np.full((len(columns), n_cells), np.nan)
-        cube[:, linear] = block_t[:, boot_rows]
-    cube = cube.reshape(len(columns), n_groups, n_boot)
-    jcube = None
-    if n_jack:
-        jcube = np.full((len(columns), n_groups, n_jack), np.nan)
-        jcube[:, oj, cj] = vj.T
+    complete = linear.size == n_cells
+    order = np.empty(n_cells, dtype=np.int64)
+    order[linear] = boot_rows
+    order2d = order.reshape(n_groups, n_boot)
     for q, (grp, metric_pos, j) in which.items():
-        # row r is column (its metric, quantity q) of its group: one gather for all rows
         cols = np.asarray(metric_pos) * n_q + j
-        boot[q] = cube[cols, grp]
-        jack[q] = jcube[cols, grp] if jcube is not None else np.empty((n_rows, 0))
+        m = np.empty((n_rows, n_boot))
+        jm = np.empty((n_rows, n_jack))
+        for c in np.unique(cols).tolist():
+            rows_c = np.flatnonzero(cols == c)
+            values = joined.get_column(columns[c]).cast(pl.Float64).to_numpy()
+            if complete:
+                m[rows_c] = values[order2d[grp[rows_c]]]
+            else:
+                full = np.full(n_cells, np.nan)
+                full[linear] = values[boot_rows]
+                m[rows_c] = full.reshape(n_groups, n_boot)[grp[rows_c]]
+            if n_jack:
+                full_j = np.full((n_groups, n_jack), np.nan)
+                full_j[oj, cj] = values[is_jack]
+                jm[rows_c] = full_j[grp[rows_c]]
+        boot[q], jack[q] = m, jm
     return n_boot, boot, jack
 
 
