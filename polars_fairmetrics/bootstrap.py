@@ -675,6 +675,15 @@ def _order_statistics(x: Any, ks: Sequence[int]) -> tuple[dict[int, Any], Any, A
     return out, minimum, maximum
 
 
+def _level_quantile(x: Any, level: float) -> Any:
+    """The linear-interpolation ``level``-quantile of each row of ``x`` (rows × n, no NaN, n ≥ 1)
+    by selection: the same formula as the smooth intervals' quantiles."""
+    lo, hi, frac = _positions(np.array([x.shape[1]]), np.array([[level]]))
+    k_lo, k_hi = int(lo[0, 0]), int(hi[0, 0])
+    stats, _, _ = _order_statistics(x, [k_lo, k_hi])
+    return _interpolate(stats[k_lo], stats[k_hi], frac[0, 0])
+
+
 def _acceleration(jack: Any, weights: Any) -> Any:
     r"""BCa acceleration from the weighted jackknife, per row:
     :math:`a = \sum c_k d_k^3 / (6 (\sum c_k d_k^2)^{3/2})`, :math:`d_k = \bar\theta -
@@ -816,7 +825,7 @@ def _max_t_band(est: Any, boot: Any, level: float, parts: str) -> tuple[Any, str
             "uncertainty (a rate of 0 or 1 on few rows)"
         )
     t = np.abs(boot - est[:, None]) / se[:, None]
-    crit = float(np.quantile(t.max(axis=0), level))
+    crit = float(_level_quantile(t.max(axis=0)[None, :], level)[0])
     return crit * se, None
 
 
@@ -881,7 +890,7 @@ def _nonsmooth_many(
         t = boot[rows] - e[:, :, None]
         np.abs(t, out=t)
         np.divide(t, s[:, :, None], out=t)
-        crit = np.quantile(t.max(axis=1), level, axis=1)
+        crit = _level_quantile(t.max(axis=1), level)
         half = crit[:, None] * s
         low[rows] = np.maximum(np.abs(e) - half, 0.0).max(axis=1)
         high[rows] = (np.abs(e) + half).max(axis=1)

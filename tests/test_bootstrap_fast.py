@@ -6,7 +6,8 @@
   random matrices with undefined (NaN) replicates, constant rows, B = 1 ... 1000 and several
   levels; BCa (per-row levels, still sorted) is checked against the oracle at the levels its
   formula gives.
-- ``_order_statistics`` against ``numpy.sort``.
+- ``_order_statistics`` against ``numpy.sort``; ``_level_quantile`` (the max-t critical value)
+  against ``numpy.quantile``.
 - ``_nonsmooth_many`` (the max-t band of many statistics in one array) equals the one-by-one
   ``_nonsmooth_parts`` (notes and defined counts exactly; bounds up to the summation order of
   the standard deviation) and a numpy oracle, with undefined, constant and infinite parts.
@@ -28,6 +29,7 @@ from polars.testing import assert_frame_equal
 import polars_fairmetrics as pfm
 from polars_fairmetrics.bootstrap import (
     MIN_DEFINED_SHARE,
+    _level_quantile,
     _nonsmooth_many,
     _nonsmooth_parts,
     _order_statistics,
@@ -254,3 +256,13 @@ def test_between_groups_from_wide_group_values_equals_from_counts(by: str) -> No
     partial = pfm.with_intervals(point, wide.drop("accuracy"), counts=counts)
     assert partial["difference_ci_low"].null_count() == partial.height
     assert "replicate count table" in str(partial["ci_note"][0])
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 19, 1000])
+@pytest.mark.parametrize("level", LEVELS)
+def test_level_quantile_against_numpy(n: int, level: float) -> None:
+    rng = np.random.default_rng(n)
+    x = np.vstack([rng.exponential(size=n), rng.integers(0, 3, n).astype(np.float64)])
+    np.testing.assert_allclose(
+        _level_quantile(x, level), np.quantile(x, level, axis=1), rtol=1e-13, atol=0
+    )
