@@ -356,15 +356,23 @@ def _draw_part(
         if strata and n_groups
         else np.zeros(n_groups, dtype=np.int64)
     )
-    draws = np.zeros((n_resamples, n_groups, n_cells), dtype=np.int64)
-    for s in np.unique(stratum):
-        rows = np.flatnonzero(stratum == s)
-        flat = counts[rows].ravel()
+    strata_ids = np.unique(stratum)
+    if strata_ids.size == 1 and counts.sum() > 0:
+        # one stratum of every group in order: the draws are the array itself (no copy)
+        flat = counts.ravel()
         total = int(flat.sum())
-        if total == 0:
-            continue
-        drawn = rng.multinomial(total, flat / total, size=n_resamples)
-        draws[:, rows, :] = drawn.reshape(n_resamples, rows.size, n_cells)
+        draws = rng.multinomial(total, flat / total, size=n_resamples)
+        draws = draws.reshape(n_resamples, n_groups, n_cells)
+    else:
+        draws = np.zeros((n_resamples, n_groups, n_cells), dtype=np.int64)
+        for s in strata_ids:
+            rows = np.flatnonzero(stratum == s)
+            flat = counts[rows].ravel()
+            total = int(flat.sum())
+            if total == 0:
+                continue
+            drawn = rng.multinomial(total, flat / total, size=n_resamples)
+            draws[:, rows, :] = drawn.reshape(n_resamples, rows.size, n_cells)
     wdraws = _weighted_draw(cells, draws, rng) if cells.wsum is not None else None
     return draws, wdraws
 
