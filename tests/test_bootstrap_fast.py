@@ -251,6 +251,9 @@ def test_between_groups_from_wide_group_values_equals_from_counts(by: str) -> No
     from_counts = pfm.with_intervals(point, reps, counts=counts)
     wide = pfm.metrics_from_counts(reps, wide=True)
     assert_frame_equal(pfm.with_intervals(point, wide, counts=counts), from_counts)
+    # the wide comparison table holds the group values too (column m)
+    compared = pfm.disparities(reps, reference="Female" if by == "sex" else "Caucasian", wide=True)
+    assert_frame_equal(pfm.with_intervals(point, compared, counts=counts), from_counts)
     # a wide table without one of the metrics is not the group values: the interval is
     # withheld with the reason, as for any table without them
     partial = pfm.with_intervals(point, wide.drop("accuracy"), counts=counts)
