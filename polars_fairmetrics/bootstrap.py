@@ -1061,8 +1061,12 @@ def _matrices(
                 f"the replicates lack column(s) {absent[:5]!r} of point (wide replicates: one "
                 "column per metric): pass the same function applied to the replicate table"
             )
-        joined = reps.select(*on, REPLICATE, *columns).join(
-            groups, on=on, how="inner", nulls_equal=True
+        # the keys alone are joined: the value columns are read from ``reps`` at the matched
+        # rows' positions (a join would copy every one of them)
+        joined = (
+            reps.select(*on, REPLICATE)
+            .with_row_index(_IDX)
+            .join(groups, on=on, how="inner", nulls_equal=True)
         )
         owner = joined[_GIDX].to_numpy().astype(np.int64)
         n_groups = groups.height
@@ -1106,25 +1110,27 @@ def _matrices(
     # with NaN for the missing ones
     n_cells = n_groups * n_boot
     complete = linear.size == n_cells
+    at = joined[_IDX].to_numpy().astype(np.int64)  # each matched row's position in reps
     order = np.empty(n_cells, dtype=np.int64)
-    order[linear] = boot_rows
+    order[linear] = at[boot_rows]
     order2d = order.reshape(n_groups, n_boot)
+    boot_at, jack_at = at[boot_rows], at[is_jack]
     for q, (grp, metric_pos, j) in which.items():
         cols = np.asarray(metric_pos) * n_q + j
         m = np.empty((n_rows, n_boot))
         jm = np.empty((n_rows, n_jack))
         for c in np.unique(cols).tolist():
             rows_c = np.flatnonzero(cols == c)
-            values = joined.get_column(columns[c]).cast(pl.Float64).to_numpy()
+            values = reps.get_column(columns[c]).cast(pl.Float64).to_numpy()
             if complete:
                 m[rows_c] = values[order2d[grp[rows_c]]]
             else:
                 full = np.full(n_cells, np.nan)
-                full[linear] = values[boot_rows]
+                full[linear] = values[boot_at]
                 m[rows_c] = full.reshape(n_groups, n_boot)[grp[rows_c]]
             if n_jack:
                 full_j = np.full((n_groups, n_jack), np.nan)
-                full_j[oj, cj] = values[is_jack]
+                full_j[oj, cj] = values[jack_at]
                 jm[rows_c] = full_j[grp[rows_c]]
         boot[q], jack[q] = m, jm
     return n_boot, boot, jack
