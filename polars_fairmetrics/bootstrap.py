@@ -887,7 +887,8 @@ def _nonsmooth_many(
     if n_boot >= 2 and fast.any():
         se = np.full(est.shape, np.nan)
         with np.errstate(invalid="ignore"):
-            se[fast] = boot[fast].std(axis=2, ddof=1)
+            # (no copy of the replicates when every statistic qualifies, the usual case)
+            se[fast] = (boot if fast.all() else boot[fast]).std(axis=2, ddof=1)
         # NaN (or infinite) replicates give a NaN deviation: those go one by one
         fast &= np.isfinite(se).all(axis=1) & (se > 0).all(axis=1)
     else:
@@ -895,7 +896,7 @@ def _nonsmooth_many(
     rows = np.flatnonzero(fast)
     if rows.size:
         e, s = est[rows], se[rows]
-        t = boot[rows] - e[:, :, None]
+        t = (boot if rows.size == n_stats else boot[rows]) - e[:, :, None]
         np.abs(t, out=t)
         np.divide(t, s[:, :, None], out=t)
         crit = _level_quantile(t.max(axis=1), level)
