@@ -1115,6 +1115,9 @@ def _matrices(
     order = np.empty(n_cells, dtype=np.int64)
     order[linear] = at[boot_rows]
     order2d = order.reshape(n_groups, n_boot)
+    # the engine's tables come sorted by group and replicate: then each group's resamples are
+    # one contiguous run of every column, read as whole rows instead of gathered
+    sequential = complete and n_cells <= len(reps) and np.array_equal(order, np.arange(n_cells))
     boot_at, jack_at = at[boot_rows], at[is_jack]
     for q, (grp, metric_pos, j) in which.items():
         cols = np.asarray(metric_pos) * n_q + j
@@ -1123,7 +1126,9 @@ def _matrices(
         for c in np.unique(cols).tolist():
             rows_c = np.flatnonzero(cols == c)
             values = reps.get_column(columns[c]).cast(pl.Float64).to_numpy()
-            if complete:
+            if sequential:
+                m[rows_c] = values[:n_cells].reshape(n_groups, n_boot)[grp[rows_c]]
+            elif complete:
                 m[rows_c] = values[order2d[grp[rows_c]]]
             else:
                 full = np.full(n_cells, np.nan)
