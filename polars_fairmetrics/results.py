@@ -327,10 +327,19 @@ def finish(
         sort_by.append(order_rank("metric", order, strict=False))
     ordered = [*lead, *known, *rest]
     out = frame if ordered == columns else frame.select(ordered)
-    if sort_by and not (isinstance(out, pl.DataFrame) and _is_sorted(out, lead, sort_by)):
+    # a large eager frame already in order (the wide replicate tables) skips its sort; on a
+    # small one the check would cost as much as the sort
+    if sort_by and not (
+        isinstance(out, pl.DataFrame)
+        and out.height >= _CHECK_SORTED_ROWS
+        and _is_sorted(out, lead, sort_by)
+    ):
         out = out.sort(sort_by, nulls_last=True, maintain_order=True)
     return out
 
+
+_CHECK_SORTED_ROWS = 1024
+"""Rows from which :func:`finish` checks whether an eager frame is already sorted."""
 
 _COMPARABLE = (pl.Boolean, pl.String, pl.Enum, pl.Date, pl.Datetime, pl.Duration, pl.Time)
 """Types whose comparison operators order values as ``sort`` does (with the integers): a frame
