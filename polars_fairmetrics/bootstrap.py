@@ -1246,7 +1246,8 @@ def _attach(
                     "leave-one-out tables) and replicates from resample_counts(jackknife=True)"
                 )
             weights = _jackknife_weights(counts)
-        if weights is not None and jack[quantities[0]].shape[1] != weights.size:
+        # (an empty point table joins no replicate row: nothing to check)
+        if weights is not None and n_rows and jack[quantities[0]].shape[1] != weights.size:
             raise InvalidOptionError(
                 f"method='bca': the replicates hold {jack[quantities[0]].shape[1]} "
                 f"leave-one-out tables, the count table has {weights.size} non-empty cells: "
