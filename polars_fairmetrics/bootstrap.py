@@ -356,15 +356,23 @@ def _draw_part(
         if strata and n_groups
         else np.zeros(n_groups, dtype=np.int64)
     )
-    draws = np.zeros((n_resamples, n_groups, n_cells), dtype=np.int64)
-    for s in np.unique(stratum):
-        rows = np.flatnonzero(stratum == s)
-        flat = counts[rows].ravel()
+    strata_ids = np.unique(stratum)
+    if strata_ids.size == 1 and counts.sum() > 0:
+        # one stratum of every group in order: the draws are the array itself (no copy)
+        flat = counts.ravel()
         total = int(flat.sum())
-        if total == 0:
-            continue
-        drawn = rng.multinomial(total, flat / total, size=n_resamples)
-        draws[:, rows, :] = drawn.reshape(n_resamples, rows.size, n_cells)
+        draws = rng.multinomial(total, flat / total, size=n_resamples)
+        draws = draws.reshape(n_resamples, n_groups, n_cells)
+    else:
+        draws = np.zeros((n_resamples, n_groups, n_cells), dtype=np.int64)
+        for s in strata_ids:
+            rows = np.flatnonzero(stratum == s)
+            flat = counts[rows].ravel()
+            total = int(flat.sum())
+            if total == 0:
+                continue
+            drawn = rng.multinomial(total, flat / total, size=n_resamples)
+            draws[:, rows, :] = drawn.reshape(n_resamples, rows.size, n_cells)
     wdraws = _weighted_draw(cells, draws, rng) if cells.wsum is not None else None
     return draws, wdraws
 
@@ -612,6 +620,22 @@ def resample_counts(
 # ---------------------------------------------------------------------------------------------
 
 
+def _positions(n_def: Any, levels: Any) -> tuple[Any, Any, Any]:
+    """Linear-interpolation positions of per-row levels (rows × k) among ``n_def`` sorted
+    values: the lower and upper order statistics' indices and the fraction between them."""
+    h = (n_def[:, None] - 1).astype(np.float64) * levels
+    lo = np.floor(h).astype(np.int64)
+    lo = np.clip(lo, 0, np.maximum(n_def - 1, 0)[:, None])
+    hi = np.minimum(lo + 1, np.maximum(n_def - 1, 0)[:, None])
+    return lo, hi, h - lo
+
+
+def _interpolate(a: Any, b: Any, frac: Any) -> Any:
+    """``a + frac (b - a)``, exactly ``a`` where ``frac`` is 0."""
+    val = a + frac * (b - a)
+    return np.where(frac == 0, a, val)
+
+
 def _row_quantiles(sorted_x: Any, n_def: Any, levels: Any) -> Any:
     """Linear-interpolation quantiles (numpy's default) of each row's first ``n_def`` sorted
     values, at per-row levels ``levels`` (rows × k); NaN where ``n_def`` is 0."""
@@ -620,17 +644,52 @@ def _row_quantiles(sorted_x: Any, n_def: Any, levels: Any) -> Any:
     ok = n_def > 0
     if not ok.any():
         return out
-    h = (n_def[:, None] - 1).astype(np.float64) * levels
-    lo = np.floor(h).astype(np.int64)
-    lo = np.clip(lo, 0, np.maximum(n_def - 1, 0)[:, None])
-    hi = np.minimum(lo + 1, np.maximum(n_def - 1, 0)[:, None])
-    frac = h - lo
+    lo, hi, frac = _positions(n_def, levels)
     rows = np.arange(n_rows)[:, None]
-    a, b = sorted_x[rows, lo], sorted_x[rows, hi]
-    val = a + frac * (b - a)
-    val = np.where(frac == 0, a, val)
+    val = _interpolate(sorted_x[rows, lo], sorted_x[rows, hi], frac)
     out[ok] = val[ok]
     return out
+
+
+def _order_statistics(x: Any, ks: Sequence[int]) -> tuple[dict[int, Any], Any, Any]:
+    """The ``k``-th smallest value of every row of ``x`` (rows × n) for each ``k`` of ``ks``,
+    and each row's minimum and maximum, by successive single-``kth`` partitions (several times
+    cheaper than a sort or a multi-``kth`` partition): a pair ``k, k + 1`` costs one partition
+    at ``k + 1`` (the ``k``-th is then the maximum of the part left of it), and each partition
+    works on the part right of the previous one. NaN sort last, as in :func:`numpy.sort`: a row
+    holding one has a NaN maximum, and its other results are not its defined values'."""
+    order = sorted(set(ks))
+    work = np.partition(x, order[0] + (1 if order[0] + 1 in order else 0), axis=1)
+    out: dict[int, Any] = {}
+    view, offset = work, 0
+    minimum = maximum = None
+    i = 0
+    while i < len(order):
+        k = order[i]
+        pair = i + 1 < len(order) and order[i + 1] == k + 1
+        at = k + 1 if pair else k
+        if view is not work:
+            view.partition(at - offset, axis=1)
+        if minimum is None:
+            minimum = view[:, : at + 1].min(axis=1)
+        out[at] = view[:, at - offset].copy()
+        if pair:
+            out[k] = view[:, : at - offset].max(axis=1)
+        i += 2 if pair else 1
+        if i == len(order):
+            maximum = view[:, at - offset :].max(axis=1)
+        else:
+            view, offset = view[:, at + 1 - offset :], at + 1
+    return out, minimum, maximum
+
+
+def _level_quantile(x: Any, level: float) -> Any:
+    """The linear-interpolation ``level``-quantile of each row of ``x`` (rows × n, no NaN, n ≥ 1)
+    by selection: the same formula as the smooth intervals' quantiles."""
+    lo, hi, frac = _positions(np.array([x.shape[1]]), np.array([[level]]))
+    k_lo, k_hi = int(lo[0, 0]), int(hi[0, 0])
+    stats, _, _ = _order_statistics(x, [k_lo, k_hi])
+    return _interpolate(stats[k_lo], stats[k_hi], frac[0, 0])
 
 
 def _acceleration(jack: Any, weights: Any) -> Any:
@@ -664,17 +723,38 @@ def _smooth_intervals(
     Percentile :math:`[q_{\alpha/2}, q_{1-\alpha/2}]`; basic
     :math:`[2\hat x - q_{1-\alpha/2}, 2\hat x - q_{\alpha/2}]`; BCa the percentile interval at
     levels :math:`\Phi(z_0 + (z_0 + z_p)/(1 - a(z_0 + z_p)))`. ``exact`` rows (the named
-    reference's own difference and ratio) are their estimate, without uncertainty. One sort
-    gives both quantiles. Returns low, high, n_defined and the note of each withdrawn interval.
+    reference's own difference and ratio) are their estimate, without uncertainty. The
+    quantiles are exact order statistics, selected without a full sort where every replicate
+    is defined (:func:`_order_statistics`); rows with undefined replicates and BCa (levels per
+    row) are sorted. Returns low, high, n_defined and the note of each withdrawn interval.
     """
     n_stats, n_boot = boot.shape
     alpha = 1.0 - level
-    sorted_x = np.sort(boot, axis=1)  # NaN last
-    n_def = (
-        np.full(n_stats, n_boot, dtype=np.int64)
-        if n_boot and not np.isnan(sorted_x[:, -1]).any()
-        else (~np.isnan(sorted_x)).sum(axis=1)
-    )
+    pair = np.array([alpha / 2, 1 - alpha / 2])
+    n_def = np.full(n_stats, n_boot, dtype=np.int64)
+    first = np.full(n_stats, np.nan)  # the smallest and largest defined replicate value
+    last = np.full(n_stats, np.nan)
+    q = np.full((n_stats, 2), np.nan)
+    sorted_x = np.empty((0, n_boot))
+    if method == "bca" or n_boot == 0 or n_stats == 0:
+        sort_rows = np.arange(n_stats)
+    else:
+        # the same levels on every row: exact selection of the order statistics, and a sort
+        # only for the rows with undefined replicates (NaN, last in the selection too)
+        lo, hi, frac = _positions(np.array([n_boot]), pair[None, :])
+        ks = [int(k) for k in (*lo[0], *hi[0])]
+        stats, first, last = _order_statistics(boot, ks)
+        for j in range(2):
+            q[:, j] = _interpolate(stats[int(lo[0, j])], stats[int(hi[0, j])], frac[0, j])
+        sort_rows = np.flatnonzero(np.isnan(last))
+    if sort_rows.size:
+        sorted_x = np.sort(boot[sort_rows], axis=1)  # NaN last
+        nd_rows = (~np.isnan(sorted_x)).sum(axis=1)
+        n_def[sort_rows] = nd_rows
+        first[sort_rows] = sorted_x[:, 0] if n_boot else np.nan
+        last[sort_rows] = (
+            sorted_x[np.arange(sort_rows.size), np.maximum(nd_rows - 1, 0)] if n_boot else np.nan
+        )
     if method == "bca":
         nd = NormalDist()
         with np.errstate(invalid="ignore"):
@@ -688,7 +768,7 @@ def _smooth_intervals(
             else np.zeros(n_stats)
         )
         levels = np.full((n_stats, 2), np.nan)
-        for j, p in enumerate((alpha / 2, 1 - alpha / 2)):
+        for j, p in enumerate(pair):
             zp = z0 + nd.inv_cdf(p)
             denom = 1.0 - acc * zp
             with np.errstate(invalid="ignore", divide="ignore"):
@@ -699,10 +779,11 @@ def _smooth_intervals(
         q[~okp] = np.nan
         low, high = q[:, 0], q[:, 1]
     else:
-        levels = np.broadcast_to(np.array([alpha / 2, 1 - alpha / 2]), (n_stats, 2))
-        q = _row_quantiles(sorted_x, n_def, levels)
+        if sort_rows.size:
+            levels = np.broadcast_to(pair, (sort_rows.size, 2))
+            q[sort_rows] = _row_quantiles(sorted_x, n_def[sort_rows], levels)
         if method == "percentile":
-            low, high = q[:, 0], q[:, 1]
+            low, high = q[:, 0].copy(), q[:, 1].copy()
         else:
             low, high = 2 * est - q[:, 1], 2 * est - q[:, 0]
     notes: list[str | None] = [None] * n_stats
@@ -721,7 +802,7 @@ def _smooth_intervals(
                 f"defined in only {n_def[i]} of {n_boot} resamples (fewer than "
                 f"{MIN_DEFINED_SHARE:.0%}): too few rows behind it"
             )
-        elif sorted_x[i, 0] == sorted_x[i, n_def[i] - 1]:
+        elif first[i] == last[i]:
             note = (
                 "every resample gives the same value: the bootstrap cannot measure this "
                 "uncertainty (a rate of 0 or 1 on few rows)"
@@ -752,7 +833,7 @@ def _max_t_band(est: Any, boot: Any, level: float, parts: str) -> tuple[Any, str
             "uncertainty (a rate of 0 or 1 on few rows)"
         )
     t = np.abs(boot - est[:, None]) / se[:, None]
-    crit = float(np.quantile(t.max(axis=0), level))
+    crit = float(_level_quantile(t.max(axis=0)[None, :], level)[0])
     return crit * se, None
 
 
@@ -788,6 +869,53 @@ def _nonsmooth_parts(
         return math.nan, math.nan, n_def, note
     lo, hi = _projected(est, half)
     return lo, hi, n_def, None
+
+
+def _nonsmooth_many(
+    est: Any, boot: Any, level: float, parts: str
+) -> tuple[Any, Any, Any, list[str | None]]:
+    """:func:`_nonsmooth_parts` of many statistics at once: ``est`` (statistics × parts),
+    ``boot`` (statistics × parts × B); low, high, n_defined and notes per statistic, equal to
+    the one-by-one results. The statistics whose parts are all defined in every replicate and
+    vary get one vectorised band (one standard deviation, one maximum and one quantile call for
+    all); the others (undefined parts or replicates, constant parts) go one by one."""
+    n_stats, _, n_boot = boot.shape
+    low, high = np.full(n_stats, np.nan), np.full(n_stats, np.nan)
+    n_def = np.zeros(n_stats, dtype=np.int64)
+    notes: list[str | None] = [None] * n_stats
+    fast = ~np.isnan(est).any(axis=1)
+    if n_boot >= 2 and fast.any():
+        se = np.full(est.shape, np.nan)
+        with np.errstate(invalid="ignore"):
+            # (no copy of the replicates when every statistic qualifies, the usual case)
+            se[fast] = (boot if fast.all() else boot[fast]).std(axis=2, ddof=1)
+        # NaN (or infinite) replicates give a NaN deviation: those go one by one
+        fast &= np.isfinite(se).all(axis=1) & (se > 0).all(axis=1)
+    else:
+        fast[:] = False
+    rows = np.flatnonzero(fast)
+    if rows.size:
+        e, s = est[rows], se[rows]
+        t = (boot if rows.size == n_stats else boot[rows]) - e[:, :, None]
+        np.abs(t, out=t)
+        np.divide(t, s[:, :, None], out=t)
+        crit = _level_quantile(t.max(axis=1), level)
+        half = crit[:, None] * s
+        low[rows] = np.maximum(np.abs(e) - half, 0.0).max(axis=1)
+        high[rows] = (np.abs(e) + half).max(axis=1)
+        n_def[rows] = n_boot
+    for i in np.flatnonzero(~fast):
+        low[i], high[i], n_def[i], notes[i] = _nonsmooth_parts(est[i], boot[i], level, parts)
+    return low, high, n_def, notes
+
+
+def _gaps(values: Any, members: Any, g: Any, h: Any) -> Any:
+    """``values[members[:, g]] - values[members[:, h]]`` (statistics × pairs × B), pair by pair
+    into one array: whole-row copies instead of a fancy-indexed gather of every element."""
+    out = np.empty((members.shape[0], g.size, values.shape[1]))
+    for k in range(g.size):
+        np.subtract(values[members[:, g[k]]], values[members[:, h[k]]], out=out[:, k])
+    return out
 
 
 def _pairwise(values: Any) -> Any:
@@ -934,58 +1062,82 @@ def _matrices(
                 f"the replicates lack column(s) {absent[:5]!r} of point (wide replicates: one "
                 "column per metric): pass the same function applied to the replicate table"
             )
-        joined = reps.select(*on, REPLICATE, *columns).join(
-            groups, on=on, how="inner", nulls_equal=True
+        # the keys alone are joined: the value columns are read from ``reps`` at the matched
+        # rows' positions (a join would copy every one of them)
+        joined = (
+            reps.select(*on, REPLICATE)
+            .with_row_index(_IDX)
+            .join(groups, on=on, how="inner", nulls_equal=True)
         )
         owner = joined[_GIDX].to_numpy().astype(np.int64)
         n_groups = groups.height
         position = {m: i for i, m in enumerate(names)}
         which = {
-            q: (row_group, np.array([position[m] for m in metrics]), j)
+            q: (row_group, np.array([position[m] for m in metrics], dtype=np.int64), j)
             for j, q in enumerate(quantities)
         }
     ids = joined[REPLICATE].to_numpy().astype(np.int64)
     n_boot, col = _replicate_ids(ids, n_resamples)
     is_boot, is_jack = col >= 0, ids < 0
     n_jack = int(-ids[is_jack].min()) if is_jack.any() else 0
-    linear = owner[is_boot] * max(n_boot, 1) + col[is_boot]
-    if linear.size and np.bincount(linear).max() > 1:
+    boot_rows = np.flatnonzero(is_boot)
+    ob, cb = owner[boot_rows], col[boot_rows]
+    linear = ob * max(n_boot, 1) + cb
+    seen = np.bincount(linear) if linear.size else np.zeros(0, dtype=np.int64)
+    if seen.size and seen.max() > 1:
         raise InvalidOptionError(
             "the replicates hold several rows for one statistic and replicate: pass the same "
             "function applied to the replicate table (with the same keys and partitions)"
         )
-    block = _float_block(joined, columns)
     n_q = len(quantities)
-    # once: the resamples' and the leave-one-out tables' rows
-    ob, cb, vb = owner[is_boot], col[is_boot], block[is_boot]
-    oj, cj, vj = owner[is_jack], -ids[is_jack] - 1, block[is_jack]
+    oj, cj = owner[is_jack], -ids[is_jack] - 1
     long = "metric" in reps.columns or "metric" not in match
-    if not long:
-        # (groups × resamples × columns): one reordering when every group is in every
-        # resample (the engine's tables), else a scatter with NaN for the missing ones
-        if ob.size == n_groups * n_boot:
-            cube = vb[np.lexsort((cb, ob))].reshape(n_groups, n_boot, len(columns))
-        else:
-            cube = np.full((n_groups, n_boot, len(columns)), np.nan)
-            cube[ob, cb] = vb
     boot: dict[str, Any] = {}
     jack: dict[str, Any] = {}
-    for q, (grp, metric_pos, j) in which.items():
-        if long:
+    if long:
+        block = _float_block(joined, columns)
+        vb, vj = block[boot_rows], block[is_jack]
+        for q, (_, _, j) in which.items():
             m = np.full((n_rows, n_boot), np.nan)
             m[ob, cb] = vb[:, j]
             jm = np.full((n_rows, n_jack), np.nan)
             jm[oj, cj] = vj[:, j]
             boot[q], jack[q] = m, jm
-            continue
+        return n_boot, boot, jack
+    # wide: row r is column (its metric, quantity q) of its group. Each column is read once
+    # (null as NaN, no copy of the whole block) and its rows gathered straight into the
+    # matrix in (group, resample) order: when every group is in every resample (the
+    # engine's tables), by the inverse of the rows' positions (no sort); else scattered
+    # with NaN for the missing ones
+    n_cells = n_groups * n_boot
+    complete = linear.size == n_cells
+    at = joined[_IDX].to_numpy().astype(np.int64)  # each matched row's position in reps
+    order = np.empty(n_cells, dtype=np.int64)
+    order[linear] = at[boot_rows]
+    order2d = order.reshape(n_groups, n_boot)
+    # the engine's tables come sorted by group and replicate: then each group's resamples are
+    # one contiguous run of every column, read as whole rows instead of gathered
+    sequential = complete and n_cells <= len(reps) and np.array_equal(order, np.arange(n_cells))
+    boot_at, jack_at = at[boot_rows], at[is_jack]
+    for q, (grp, metric_pos, j) in which.items():
+        cols = np.asarray(metric_pos) * n_q + j
         m = np.empty((n_rows, n_boot))
         jm = np.empty((n_rows, n_jack))
-        for k in np.unique(metric_pos):
-            rows_k = np.flatnonzero(metric_pos == k)
-            m[rows_k] = cube[:, :, k * n_q + j][grp[rows_k]]
-            full_j = np.full((n_groups, n_jack), np.nan)
-            full_j[oj, cj] = vj[:, k * n_q + j]
-            jm[rows_k] = full_j[grp[rows_k]]
+        for c in np.unique(cols).tolist():
+            rows_c = np.flatnonzero(cols == c)
+            values = reps.get_column(columns[c]).cast(pl.Float64).to_numpy()
+            if sequential:
+                m[rows_c] = values[:n_cells].reshape(n_groups, n_boot)[grp[rows_c]]
+            elif complete:
+                m[rows_c] = values[order2d[grp[rows_c]]]
+            else:
+                full = np.full(n_cells, np.nan)
+                full[linear] = values[boot_at]
+                m[rows_c] = full.reshape(n_groups, n_boot)[grp[rows_c]]
+            if n_jack:
+                full_j = np.full((n_groups, n_jack), np.nan)
+                full_j[oj, cj] = values[jack_at]
+                jm[rows_c] = full_j[grp[rows_c]]
         boot[q], jack[q] = m, jm
     return n_boot, boot, jack
 
@@ -1010,7 +1162,9 @@ def _group_values(
 ) -> pl.DataFrame | None:
     """Group values (keys, partitions, metric, value) of a table: itself when it has ``value``,
     :func:`~polars_fairmetrics.metrics_from_counts` of a count table (``wide``: its wide form,
-    faster on thousands of replicates); None otherwise."""
+    faster on thousands of replicates); with ``wide``, also a table of group values in wide
+    form (a column per metric, as ``metrics_from_counts(..., wide=True)`` gives) holding every
+    metric, itself; None otherwise."""
     if "value" in frame.columns and "metric" in frame.columns:
         return frame
     if all(c in frame.columns for c in _BASE):
@@ -1018,6 +1172,9 @@ def _group_values(
         if not known:
             return None
         return metrics_from_counts(frame, metrics=known, wide=wide)
+    if wide and metrics and "metric" not in frame.columns:
+        if all(m in frame.columns for m in metrics):
+            return frame
     return None
 
 
@@ -1089,7 +1246,8 @@ def _attach(
                     "leave-one-out tables) and replicates from resample_counts(jackknife=True)"
                 )
             weights = _jackknife_weights(counts)
-        if weights is not None and jack[quantities[0]].shape[1] != weights.size:
+        # (an empty point table joins no replicate row: nothing to check)
+        if weights is not None and n_rows and jack[quantities[0]].shape[1] != weights.size:
             raise InvalidOptionError(
                 f"method='bca': the replicates hold {jack[quantities[0]].shape[1]} "
                 f"leave-one-out tables, the count table has {weights.size} non-empty cells: "
@@ -1364,6 +1522,8 @@ def _nonsmooth_criteria(
     rows = point.select(match).rows()
     where = {r: i for i, r in enumerate(rows)}
     est_all = point["value"].cast(pl.Float64).fill_null(np.nan).fill_nan(np.nan).to_numpy()
+    # the rows of each criterion whose parts are present, in one batch (one band for all)
+    batches: dict[str, list[tuple[int, Any]]] = {}
     for i, m in enumerate(metrics):
         if m not in composed:
             continue
@@ -1377,14 +1537,21 @@ def _nonsmooth_criteria(
             )
             continue
         idx = np.asarray(comp_rows, dtype=np.int64)
-        lo, hi, nd, note = _nonsmooth_parts(
-            est_all[idx],
-            boot["value"][idx],
-            level,
-            f"its parts ({', '.join(composed[m])})",
-            exact=bool(is_ref[i]),
-        )
-        low["value"][i], high["value"][i], n_def[i], notes["value"][i] = lo, hi, nd, note
+        label = f"its parts ({', '.join(composed[m])})"
+        if is_ref[i]:
+            lo, hi, nd, note = _nonsmooth_parts(
+                est_all[idx], boot["value"][idx], level, label, exact=True
+            )
+            low["value"][i], high["value"][i], n_def[i], notes["value"][i] = lo, hi, nd, note
+            continue
+        batches.setdefault(label, []).append((i, idx))
+    for label, batch in batches.items():
+        rows_b = np.array([i for i, _ in batch], dtype=np.int64)
+        idx_b = np.array([idx for _, idx in batch], dtype=np.int64)
+        lo_b, hi_b, nd_b, nt_b = _nonsmooth_many(est_all[idx_b], boot["value"][idx_b], level, label)
+        low["value"][rows_b], high["value"][rows_b], n_def[rows_b] = lo_b, hi_b, nd_b
+        for k, i in enumerate(rows_b):
+            notes["value"][i] = nt_b[k]
 
 
 def _between(
@@ -1454,20 +1621,67 @@ def _between(
     values = boot["value"]
     est = obs["value"].cast(pl.Float64).fill_null(np.nan).fill_nan(np.nan).to_numpy()
     owner = obs[_PI].to_numpy()
+    logs = np.full_like(values, np.nan)
+    np.log(values, out=logs, where=values > 0)
+    # rows by their number of defined groups: the pairwise gaps of a batch are one array
+    batches: dict[int, list[tuple[int, Any]]] = {}
     for i in range(n_rows):
         members = np.flatnonzero((owner == i) & ~np.isnan(est))
         if members.size == 0:
             for q in ("difference", "ratio"):
                 notes[q][i] = "no group is defined on the observed data"
             continue
-        for q, log in (("difference", False), ("ratio", True)):
-            lo, hi, nd, note = _between_interval(est[members], values[members], level, log)
-            if q == "ratio":
-                lo, hi = (math.exp(-hi), math.exp(-lo)) if note is None else (math.nan, math.nan)
-            low[q][i], high[q][i], notes[q][i] = lo, hi, note
-            if q == "difference":
-                n_def[i] = nd
+        if members.size == 1:
+            for q, log in (("difference", False), ("ratio", True)):
+                lo, hi, nd, note = _between_interval(est[members], values[members], level, log)
+                _set_between(q, i, lo, hi, nd, note, low, high, n_def, notes)
+            continue
+        batches.setdefault(int(members.size), []).append((i, members))
+    for size, batch in batches.items():
+        g, h = np.triu_indices(size, k=1)
+        rows = np.array([i for i, _ in batch], dtype=np.int64)
+        members = np.array([m for _, m in batch], dtype=np.int64)
+        e = est[members]
+        gaps = _gaps(values, members, g, h)
+        lo, hi, nd, nt = _nonsmooth_many(e[:, g] - e[:, h], gaps, level, "the groups' values")
+        for k, r in enumerate(rows.tolist()):
+            _set_between("difference", r, lo[k], hi[k], nd[k], nt[k], low, high, n_def, notes)
+        positive = (e > 0).all(axis=1)
+        for k in np.flatnonzero(~positive).tolist():
+            lo_k, hi_k, nd_k, nt_k = _between_interval(e[k], values[members[k]], level, log=True)
+            _set_between("ratio", int(rows[k]), lo_k, hi_k, nd_k, nt_k, low, high, n_def, notes)
+        if positive.any():
+            el = np.log(e[positive])
+            mp = members[positive]
+            lo, hi, nd, nt = _nonsmooth_many(
+                el[:, g] - el[:, h],
+                _gaps(logs, mp, g, h),
+                level,
+                "the groups' values",
+            )
+            for k, r in enumerate(rows[positive].tolist()):
+                _set_between("ratio", r, lo[k], hi[k], nd[k], nt[k], low, high, n_def, notes)
     return n_boot
+
+
+def _set_between(
+    q: str,
+    i: int,
+    lo: float,
+    hi: float,
+    nd: int,
+    note: str | None,
+    low: dict[str, Any],
+    high: dict[str, Any],
+    n_def: Any,
+    notes: dict[str, list[str | None]],
+) -> None:
+    """Store row ``i``'s between-groups interval of ``q`` (the ratio's from its log scale)."""
+    if q == "ratio":
+        lo, hi = (math.exp(-hi), math.exp(-lo)) if note is None else (math.nan, math.nan)
+    low[q][i], high[q][i], notes[q][i] = lo, hi, note
+    if q == "difference":
+        n_def[i] = nd
 
 
 def with_intervals(
@@ -1505,9 +1719,11 @@ def with_intervals(
     (:math:`\max(|\Delta FPR|, |\Delta FNR|)`) from the band of its two signed parts, each
     projected onto the statistic. These always contain the estimate and stay valid when groups
     tie. Between-groups rows need the group values: pass the replicate *count table* (or the
-    replicates' group values) as ``replicates``, and the observed count table as ``counts=`` (or
-    draw with ``include_observed=True``); equalized odds needs ``predictive_equality_difference``
-    and ``false_negative_rate_difference`` in the same table (``fairness_criteria``' default).
+    replicates' group values, long or wide: ``metrics_from_counts(replicates, wide=True)``,
+    which an audit computes anyway, spares computing them again) as ``replicates``, and the
+    observed count table as ``counts=`` (or draw with ``include_observed=True``); equalized
+    odds needs ``predictive_equality_difference`` and ``false_negative_rate_difference`` in the
+    same table (``fairness_criteria``' default).
 
     An interval is null, with the reason in ``ci_note``, when the estimate is undefined, when the
     statistic is defined in fewer than :data:`MIN_DEFINED_SHARE` of the resamples, or when every

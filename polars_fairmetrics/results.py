@@ -327,9 +327,45 @@ def finish(
         sort_by.append(order_rank("metric", order, strict=False))
     ordered = [*lead, *known, *rest]
     out = frame if ordered == columns else frame.select(ordered)
-    if sort_by:
+    # a large eager frame already in order (the wide replicate tables) skips its sort; on a
+    # small one the check would cost as much as the sort
+    if sort_by and not (
+        isinstance(out, pl.DataFrame)
+        and out.height >= _CHECK_SORTED_ROWS
+        and _is_sorted(out, lead, sort_by)
+    ):
         out = out.sort(sort_by, nulls_last=True, maintain_order=True)
     return out
+
+
+_CHECK_SORTED_ROWS = 1024
+"""Rows from which :func:`finish` checks whether an eager frame is already sorted."""
+
+_COMPARABLE = (pl.Boolean, pl.String, pl.Enum, pl.Date, pl.Datetime, pl.Duration, pl.Time)
+"""Types whose comparison operators order values as ``sort`` does (with the integers): a frame
+sorted by them can be recognised by comparing neighbouring rows."""
+
+
+def _is_sorted(frame: pl.DataFrame, lead: Sequence[str], sort_by: Sequence[pl.Expr]) -> bool:
+    """Whether ``frame`` is already in the order of ``sort_by`` (ascending, nulls last), so
+    its stable sort would return it unchanged: one pass comparing each row with the next,
+    instead of a sort that gathers every column (the wide replicate tables, thousands of rows
+    by tens of columns, come out of the engine in order). False (sort) when a key column is of
+    a type not known to compare as it sorts (floats, categoricals, nested)."""
+    if frame.height < 2:
+        return True
+    schema = frame.schema
+    for c in lead:
+        dtype = schema[c]
+        if not (dtype.is_integer() or isinstance(dtype, _COMPARABLE)):
+            return False
+    in_order: pl.Expr = pl.lit(True)
+    for key in reversed(list(sort_by)):
+        after = key.shift(-1)
+        before = (key < after).fill_null(False) | (key.is_not_null() & after.is_null())
+        tied = (key == after).fill_null(False) | (key.is_null() & after.is_null())
+        in_order = before | (tied & in_order)
+    return bool(frame.select(in_order.slice(0, frame.height - 1).all()).item())
 
 
 def to_wide(frame: FrameT, *, quantities: Sequence[str]) -> FrameT:

@@ -1218,3 +1218,23 @@ def test_basic_intervals_are_withheld_where_the_coverage_study_found_them_unreli
     rows = {r["g"]: r for r in weighted_pct.iter_rows(named=True)}
     assert rows["big"]["ci_low"] is not None and rows["big"]["ci_note"] is None
     assert rows["small"]["ci_low"] is None and "effective" in rows["small"]["ci_note"]
+
+
+@pytest.mark.parametrize("method", ["percentile", "basic", "bca"])
+def test_empty_point_table_gets_empty_interval_columns(method: str) -> None:
+    """A point table with no rows (e.g. filtered to an absent group) gives an empty table
+    with the interval columns, for every method (BCa used to count 0 leave-one-out tables)."""
+    df = pl.DataFrame({"g": ["a", "a", "b", "b"], "y": [1, 0, 1, 0], "p": [1, 0, 0, 0]})
+    counts = pfm.confusion_counts(df, y_true="y", y_pred="p", by="g")
+    reps = pfm.resample_counts(counts, n_resamples=50, jackknife=method == "bca")
+    full = pfm.with_intervals(
+        pfm.metrics_from_counts(counts), pfm.metrics_from_counts(reps), method=method, counts=counts
+    )
+    empty = pfm.with_intervals(
+        pfm.metrics_from_counts(counts).head(0),
+        pfm.metrics_from_counts(reps),
+        method=method,
+        counts=counts,
+    )
+    assert empty.height == 0
+    assert empty.schema == full.schema

@@ -1285,3 +1285,63 @@ def test_stability_section_gets_intervals_from_resampled_rows(weighted: bool) ->
     want = (counts * wt * x).sum(axis=1) / (counts * wt).sum(axis=1)
     got = reps.filter(pl.col("g") == "a", pl.col("replicate") > 0).sort("replicate")["value"]
     assert got.to_numpy() == pytest.approx(want, rel=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("method", "weighted", "by", "reference", "rate"),
+    [
+        ("percentile", True, ["g", "s"], {"g": "a", "s": "F"}, None),
+        ("basic", False, ["g"], "rest", 0.3),
+        ("percentile", True, ["g"], "overall", 0.3),
+        ("bca", False, ["g", "s"], "overall", None),
+    ],
+)
+def test_interval_replicates_wide_equal_the_full_plan(
+    method: str, weighted: bool, by: list[str], reference: Any, rate: float | None
+) -> None:
+    """The audit reads the replicates' comparison table in wide form (``replicate_tables``);
+    its intervals are exactly those of the whole plan's long replicate tables."""
+    from polars_fairmetrics.bootstrap import resample_counts, with_intervals
+    from polars_fairmetrics.report.options import AuditOptions
+    from polars_fairmetrics.report.tables import (
+        TableSpec,
+        plan_tables,
+        replicate_tables,
+        roll_up,
+        scan_counts,
+    )
+
+    df = _frame(3, n=3000, weighted=weighted)
+    options = AuditOptions(
+        y_true="y",
+        y_pred="p",
+        by=by,
+        weight="w" if weighted else None,
+        reference=reference,
+        intervals=60,
+        ci_method=method,
+        deploy_positive_rate=rate,
+    )
+    spec = TableSpec.of(options)
+    counts = roll_up(scan_counts(df.lazy(), options), spec)
+    tables = plan_tables(counts, spec)
+    reps = resample_counts(counts, n_resamples=60, seed=5, jackknife=method == "bca")
+    full, wide = plan_tables(reps, spec), replicate_tables(reps, spec)
+    names = ["metrics", "disparities", "criteria", *(["deployment"] if rate else [])]
+    for name in names:
+        point = tables[name]
+        if name == "deployment":
+            point = point.drop("test_value", "deploy_factor")
+        kwargs: dict[str, Any] = {"method": method, "n_resamples": 60, "counts": counts}
+        a = with_intervals(
+            point, full[name].drop(["test_value", "deploy_factor"], strict=False), **kwargs
+        )
+        b = with_intervals(
+            point, wide[name].drop(["test_value", "deploy_factor"], strict=False), **kwargs
+        )
+        if name == "deployment":  # its pooled sums are parallel: equal up to summation order
+            assert_frame_equal(a, b, check_exact=False, rel_tol=1e-12, abs_tol=1e-15)
+        else:
+            assert_frame_equal(a, b, check_exact=True)
+        if not (name == "deployment" and method == "basic"):  # basic: withheld there
+            assert a["ci_low"].is_not_null().sum() > 0, name

@@ -122,9 +122,9 @@ def add_intervals(
         "metrics": attach(tables["metrics"], done["rep_metrics"]),
         "disparities": attach(tables["disparities"], done["rep_disparities"]),
         "criteria": crit,
-        # between groups: the replicate count table itself (its max-t interval needs the
-        # replicates' group values)
-        "between_groups": attach(tables["between_groups"], reps),
+        # between groups: the replicates' group values, read from their wide comparison
+        # table (the max-t interval needs every group's value in every replicate)
+        "between_groups": attach(tables["between_groups"], replicate["metrics"]),
     }
     if "deployment" in tables and "deployment" in replicate:
         # the test values and the factor sit beside the deployment value: not keys to match on
