@@ -1343,5 +1343,25 @@ def test_interval_replicates_wide_equal_the_full_plan(
             assert_frame_equal(a, b, check_exact=False, rel_tol=1e-12, abs_tol=1e-15)
         else:
             assert_frame_equal(a, b, check_exact=True)
-        if not (name == "deployment" and method == "basic"):  # basic: withheld there
-            assert a["ci_low"].is_not_null().sum() > 0, name
+        assert a["ci_low"].is_not_null().sum() > 0, name
+
+
+def test_basic_deployment_intervals_follow_the_data_not_the_correction() -> None:
+    """The deployment table carries weighted counts of its own (the class-prior factor), but
+    only weighted data withholds basic intervals: an unweighted audit gets them, a weighted
+    one says why not."""
+    df = _frame(4, n=3000, weighted=True)
+    kwargs: dict[str, Any] = {"intervals": 100, "ci_method": "basic", "deploy_positive_rate": 0.3}
+    plain = audit(df, y_true="y", y_pred="p", by="g", **kwargs)["deployment"]
+    big = plain.filter(pl.col("support") >= pfm.bootstrap.BASIC_MIN_SUPPORT)
+    # every row with support is given, but for group c's constant rates (no positives)
+    given = big.filter(pl.col("ci_low").is_not_null())
+    assert given.height >= 8
+    assert big.filter(pl.col("ci_low").is_null())["ci_note"].str.starts_with("every resample").all()
+    assert not plain["ci_note"].fill_null("").str.contains("weighted data").any()
+    weighted = audit(df, y_true="y", y_pred="p", by="g", weight="w", **kwargs)["deployment"]
+    assert weighted["ci_low"].is_null().all()
+    notes = weighted["ci_note"]
+    said = notes.str.contains("basic intervals under-cover on weighted")
+    assert said.sum() >= 8  # the others: undefined or constant (group c has no positives)
+    assert (said | notes.str.contains("undefined|every resample")).all()
