@@ -418,14 +418,13 @@ def score(
 
 def run_scenario(
     sc: Scenario, sims: int, resamples: int, chunk: int, seed: int
-) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame | None]:
+) -> tuple[pl.DataFrame, pl.DataFrame]:
     """The scored intervals as printed, and (weighted scenarios) the intervals the bootstrap
     would give without the effective-sample-size rule, with their effective sizes."""
     rng = np.random.default_rng(seed)
     truth_counts = population(sc)
     results = []
     diagnostic = []
-    probes: list[pl.DataFrame] = []
     for first in range(0, sims, chunk):
         count = min(chunk, sims - first)
         counts, rows = datasets(sc, first, count, rng)
@@ -457,21 +456,6 @@ def run_scenario(
                     )
                     # a max-t interval does not depend on the method asked: count it once
                     keep = (pl.col("method") != "max-t") | (pl.col("asked") == "percentile")
-                    if kind == "deployment" and method == "basic":
-                        # the basic interval the weighted-data rule withholds here (the
-                        # deployment table carries n_w: its corrected counts are weighted sums)
-                        probe = pfm.with_intervals(
-                            point.drop("n_w"),
-                            replicates.drop("n_w"),
-                            method="basic",
-                            level=LEVEL,
-                            counts=counts,
-                        )
-                        probes.append(
-                            score(probe, truth, "value", on).with_columns(
-                                pl.lit(label).alias("scenario")
-                            )
-                        )
                     for q in quantities:
                         tags = [
                             pl.lit(kind).alias("kind"),
@@ -485,8 +469,7 @@ def run_scenario(
                             diagnostic.append(part.filter(keep).drop("asked"))
     scored = pl.concat(results, how="vertical_relaxed")
     raw_scored = pl.concat(diagnostic, how="vertical_relaxed") if diagnostic else scored.clear()
-    probed = pl.concat(probes, how="vertical_relaxed") if probes else None
-    return scored, raw_scored, probed
+    return scored, raw_scored
 
 
 # ---------------------------------------------------------------------------------------------
@@ -788,7 +771,6 @@ class Extras:
     curve_bins: int
     ensemble_resamples: int
     truth_se: dict[str, float] = field(default_factory=dict)  # stability: the truth's error
-    probes: pl.DataFrame | None = None  # deployment: basic without the weighted-data rule
 
 
 def render(
@@ -982,31 +964,8 @@ def render(
         )
         .group_by("scenario", "ci_note")
         .agg(pl.len().alias("n"))
-        .sort("scenario", "n", descending=[False, True])
+        .sort("scenario", "n", "ci_note", descending=[False, True, False])
     )
-    if extras.probes is not None:
-        probe = summarize(
-            extras.probes.with_columns(pl.lit("deployment").alias("kind")),
-            ["scenario", "kind", "method"],
-        )
-        lines += [
-            "",
-            "## Deployment metrics: the basic interval the package withholds",
-            "",
-            "The deployment table carries the corrected counts as weighted sums (`n_w`), so "
-            "the bootstrap withholds its basic intervals as on weighted data, even when the "
-            "audit has no weights. Their coverage were they given (the same intervals with "
-            "`n_w` dropped; the few-rows rule still applies):",
-            "",
-            "| scenario | intervals | coverage % | withdrawn % | median width |",
-            "|---|---:|---:|---:|---:|",
-        ]
-        for r in probe.iter_rows(named=True):
-            flag = " ⚠" if r["coverage"] is not None and r["coverage"] < 93 else ""
-            lines.append(
-                f"| {r['scenario']} | {r['intervals']} | {_fmt(r['coverage'], '.1f')}{flag} | "
-                f"{_fmt(r['withdrawn'], '.1f')} | {_fmt(r['median_width'], '.4f')} |"
-            )
     lines += [
         "",
         "## Why intervals were withdrawn",
@@ -1048,19 +1007,15 @@ def main() -> None:
     chosen = [s for s in SCENARIOS if s.name in args.scenarios.split(",")]
     wanted = args.kinds.split(",")
     start = time.perf_counter()
-    frames, raws, probes = [], [], []
+    frames, raws = [], []
     extras = Extras(args.curve_bins, args.ensemble_resamples)
     for i, sc in enumerate(chosen):
         t0 = time.perf_counter()
         seed = args.seed + 1000 * i
         if "counts" in wanted:
-            scored_sc, raw_sc, probe_sc = run_scenario(
-                sc, args.sims, args.resamples, args.chunk, seed
-            )
+            scored_sc, raw_sc = run_scenario(sc, args.sims, args.resamples, args.chunk, seed)
             frames.append(scored_sc)
             raws.append(raw_sc)
-            if probe_sc is not None:
-                probes.append(probe_sc)
         if "curve" in wanted and "curve" in sc.extra:
             frames.append(
                 run_curves(sc, args.sims, args.resamples, args.chunk, seed + 1, extras.curve_bins)
@@ -1074,8 +1029,6 @@ def main() -> None:
         print(f"{sc.name}: {time.perf_counter() - t0:.0f} s", file=sys.stderr, flush=True)
     scored = pl.concat(frames, how="vertical_relaxed")
     raw = pl.concat(raws, how="vertical_relaxed") if raws else scored.clear()
-    if probes:
-        extras.probes = pl.concat(probes, how="vertical_relaxed")
     if args.raw is not None:
         raw.write_parquet(args.raw)
     args.out.write_text(
