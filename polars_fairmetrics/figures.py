@@ -362,7 +362,8 @@ def _value_panels(
         ax.set_xlabel(xlabels.get(m, column) if xlabels else _pretty(column))
         ax.grid(axis="x", alpha=0.3)
         ax.tick_params(axis="x", labelrotation=0)
-        ax.locator_params(axis="x", nbins=4)
+        # narrow panels get fewer ticks: labels of small values ("0.0075") need the room
+        ax.locator_params(axis="x", nbins=3 if ncols >= 3 else 4)
     handles: list[Any] = []
     labels: list[str] = []
     if hue is not None:
