@@ -8,9 +8,10 @@ weight) in a temporary folder and times, side by side in one run:
   table, all confusion metrics per group, disparities (difference, ratio) against a named
   reference, every named criterion, between-groups summaries;
 - boot B: the same tables with B-resample intervals, the way an audit computes them: the same
-  one scan (with ``weight_squares=True`` when weighted), ``resample_counts`` and
-  ``with_intervals`` on each table (replicates in the engine's wide form; max-t intervals for
-  between-groups and equalized odds);
+  one scan (with ``weight_squares=True`` when weighted), ``resample_counts``, the replicates'
+  comparison table once in wide form and the criteria composed from it
+  (``report.tables.replicate_tables``), and ``with_intervals`` on each table (max-t intervals
+  for between-groups and equalized odds);
 - the same, weighted by the continuous weight (count engine: per-cell sums of squares, memory
   independent of the rows);
 - fairlearn: ``MetricFrame(..., n_boot=k, ci_quantiles=[0.025, 0.975])`` with 10 metrics on a
@@ -43,6 +44,7 @@ sys.path.insert(0, str(ROOT))
 from _common import best_of  # noqa: E402
 
 import polars_fairmetrics as pfm  # noqa: E402
+from polars_fairmetrics.disparity import criteria_from_comparisons  # noqa: E402
 
 GROUPS = pl.Enum(["a", "b", "c", "d"])
 REFERENCE = "a"
@@ -111,14 +113,21 @@ def boot(folder: Path, b: int, weight: str | None = None) -> dict[str, pl.DataFr
     counts = counts_of(folder, weight, squares=True)
     reps = pfm.resample_counts(counts, n_resamples=b)
     observed = tables(counts)
-    replicated = tables(reps, wide=True)
-    out = {}
-    for name, table in observed.items():
-        # between-groups intervals come from the replicates' group values: the wide metrics
-        # table of the replicates, computed for the metrics' intervals anyway
-        source = replicated["metrics" if name == "between_groups" else name]
-        out[name] = pfm.with_intervals(table, source, counts=counts)
-    return out
+    # the replicates' tables as an audit computes them (report.tables.replicate_tables): the
+    # comparison table once, in wide form (metric values, supports, differences, ratios: the
+    # metrics', disparities' and between-groups' replicate values), and the criteria composed
+    # from it
+    wide = pfm.disparities(reps, reference=REFERENCE, wide=True)
+    replicated = {
+        "metrics": wide,
+        "disparities": wide,
+        "criteria": criteria_from_comparisons(wide, keys=["group"], wide=True),
+        "between_groups": wide,
+    }
+    return {
+        name: pfm.with_intervals(table, replicated[name], counts=counts)
+        for name, table in observed.items()
+    }
 
 
 def fairlearn_boot(pdf: object, n_boot: int | None) -> object:
@@ -291,7 +300,8 @@ def main() -> None:
         "confusion metrics per group, disparities (difference, ratio) against a named "
         "reference, every named criterion, between-groups summaries. *B = k* = the same tables "
         "with k-resample intervals, as an audit computes them (one scan, `resample_counts`, "
-        "`with_intervals` per table with the replicates in wide form). *weighted*: by a "
+        "the replicates' comparison table computed once in wide form, the criteria composed from "
+        "it, `with_intervals` per table). *weighted*: by a "
         "continuous Float32 weight (count engine with per-cell sums of squares).",
         "",
         "",
