@@ -313,10 +313,24 @@ def replicate_tables(reps: pl.DataFrame, spec: TableSpec) -> dict[str, pl.DataFr
         ),
     }
     if spec.deploy_positive_rate is not None:
-        lead = [*(["attribute"] if spec.separate else []), *keys]
-        parts = [p for p in ("attribute", "replicate") if p in wide.columns and p not in lead]
-        out["deployment"] = _deployment(reps, spec, [*lead, *parts])
+        out["deployment"] = _deployment(reps, spec, _row_match(spec, wide.columns))
     return out
+
+
+def _lead(spec: TableSpec) -> list[str]:
+    """The columns a table's rows start with: ``attribute`` (several side by side), the keys."""
+    return [*(["attribute"] if spec.separate else []), *spec.keys]
+
+
+def _partitions(columns: Sequence[str]) -> list[str]:
+    """The partition columns of a comparison table: ``attribute`` and ``replicate``, if there."""
+    return [p for p in ("attribute", "replicate") if p in columns]
+
+
+def _row_match(spec: TableSpec, columns: Sequence[str]) -> list[str]:
+    """The columns that identify a row of a group (the lead, then any other partition)."""
+    lead = _lead(spec)
+    return [*lead, *(p for p in _partitions(columns) if p not in lead)]
 
 
 def plan_tables(counts: FrameT, spec: TableSpec) -> dict[str, FrameT]:
@@ -328,14 +342,14 @@ def plan_tables(counts: FrameT, spec: TableSpec) -> dict[str, FrameT]:
     once).
     """
     keys: list[str] = list(spec.keys)
-    lead: list[str] = [*(["attribute"] if spec.separate else []), *keys]
+    lead: list[str] = _lead(spec)
     if isinstance(counts, pl.LazyFrame):
         counts = counts.cache()
     wide = comparison_table(counts, spec)
     if isinstance(wide, pl.LazyFrame):
         wide = wide.cache()
     columns = schema_of(wide).names()
-    parts: list[str] = [p for p in ("attribute", "replicate") if p in columns]
+    parts: list[str] = _partitions(columns)
     sizes = [c for c in ("n", "n_null", "n_w") if c in columns]
     metrics = list(spec.metrics)
     metric_table = finish(
@@ -370,7 +384,7 @@ def plan_tables(counts: FrameT, spec: TableSpec) -> dict[str, FrameT]:
         "undefined": _undefined(metric_table, criteria_table, disparity_table, lead, spec),
     }
     if spec.deploy_positive_rate is not None:
-        out["deployment"] = _deployment(counts, spec, [*lead, *(p for p in parts if p not in lead)])
+        out["deployment"] = _deployment(counts, spec, _row_match(spec, columns))
     # ``finish`` sorts the attributes by name and the roll-up keeps the audit's order: when the
     # two agree, only the undefined-values table (two sorted parts, concatenated) needs sorting
     in_order = list(spec.keys) == sorted(spec.keys)
