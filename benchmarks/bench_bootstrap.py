@@ -44,6 +44,7 @@ sys.path.insert(0, str(ROOT))
 from _common import best_of  # noqa: E402
 
 import polars_fairmetrics as pfm  # noqa: E402
+from polars_fairmetrics.bootstrap import _interpolate, _order_statistics, _positions  # noqa: E402
 from polars_fairmetrics.disparity import criteria_from_comparisons  # noqa: E402
 
 GROUPS = pl.Enum(["a", "b", "c", "d"])
@@ -187,26 +188,18 @@ def n_statistics(out: dict[str, pl.DataFrame]) -> int:
 
 
 def _two_percentiles(values: np.ndarray, levels: tuple[float, float]) -> np.ndarray:
-    """The linear-interpolation quantiles of each row at two levels, by the cheapest exact
-    selection: successive single-kth partitions (a pair of neighbouring order statistics
-    ``k, k + 1`` by one partition at ``k + 1``, the ``k``-th being the maximum of the part left
-    of it; the upper pair on the part right of the lower one). Cheaper than ``np.sort``, and far
-    cheaper than ``np.quantile`` or ``np.partition`` with several kth."""
-    n = values.shape[1]
-    h = [(n - 1) * p for p in levels]
-    k = [min(int(np.floor(x)), n - 2) for x in h]
-    if n < 4 or k[1] <= k[0] + 1:
-        ordered = np.sort(values, axis=1)
-        pairs = [(ordered[:, i], ordered[:, min(i + 1, n - 1)]) for i in k]
-    else:
-        work = np.partition(values, k[0] + 1, axis=1)
-        low_pair = (work[:, : k[0] + 1].max(axis=1), work[:, k[0] + 1])
-        right = work[:, k[0] + 2 :]
-        at = k[1] + 1 - (k[0] + 2)
-        right.partition(at, axis=1)
-        pairs = [low_pair, (right[:, :at].max(axis=1), right[:, at])]
+    """The linear-interpolation quantiles of each row at two levels, by the package's own exact
+    selection (``bootstrap._order_statistics``: successive single-kth partitions, cheaper than
+    ``np.sort`` and far cheaper than ``np.quantile`` or a several-kth ``np.partition``) and its
+    interpolation (``_positions``, ``_interpolate``): one definition of the formula."""
+    lo, hi, frac = _positions(np.array([values.shape[1]]), np.array([list(levels)]))
+    stats, _, _ = _order_statistics(values, [int(k) for k in (*lo[0], *hi[0])])
     return np.stack(
-        [a + (x - i) * (b - a) for (a, b), x, i in zip(pairs, h, k, strict=True)], axis=1
+        [
+            _interpolate(stats[int(lo[0, j])], stats[int(hi[0, j])], frac[0, j])
+            for j in range(len(levels))
+        ],
+        axis=1,
     )
 
 
