@@ -22,7 +22,12 @@ from polars_fairmetrics._validate import threshold_grid
 from polars_fairmetrics.counts import confusion_counts, count_columns
 from polars_fairmetrics.figures import label_stability_values
 from polars_fairmetrics.metrics import safe_div
-from polars_fairmetrics.report.intervals import MAX_REPLICATE_ROWS, add_intervals, interval_note
+from polars_fairmetrics.report.intervals import (
+    MAX_REPLICATE_ROWS,
+    add_intervals,
+    interval_note,
+    withhold,
+)
 from polars_fairmetrics.report.model import Section
 from polars_fairmetrics.report.options import (
     DEPLOYMENT_AUDIT_METRICS,
@@ -302,7 +307,7 @@ def withhold_stability_intervals(
     )
     gamma = pl.max_horizontal(pl.col("skewness").abs().fill_nan(None).fill_null(1.0), pl.lit(1.0))
     mean_skew = gamma / pl.col("n").cast(pl.Float64).sqrt()
-    withhold = (pl.col("ci_low").is_not_null() & (mean_skew > STABILITY_MAX_MEAN_SKEW)).fill_null(
+    too_skewed = (pl.col("ci_low").is_not_null() & (mean_skew > STABILITY_MAX_MEAN_SKEW)).fill_null(
         False
     )
     note = pl.format(
@@ -313,13 +318,7 @@ def withhold_stability_intervals(
         pl.lit(STABILITY_MAX_MEAN_SKEW),
         pl.col("n"),
     )
-    return joined.with_columns(
-        *[
-            pl.when(withhold).then(None).otherwise(pl.col(c)).alias(c)
-            for c in ("ci_low", "ci_high")
-        ],
-        pl.when(withhold).then(note).otherwise(pl.col("ci_note")).alias("ci_note"),
-    ).drop("skewness")
+    return withhold(joined, too_skewed, note).drop("skewness")
 
 
 def _stability_distribution(ctx: AuditContext) -> Section | None:
@@ -527,7 +526,7 @@ def withhold_curve_intervals(
             "≈ 150 positives per group in the coverage study): use ci_method='percentile' or "
             "'bca'"
         )
-        withhold = given
+        withheld = given
     else:
         note = pl.format(
             "fewer than {} positives or negatives in the group (positives {}, negatives {}): "
@@ -548,12 +547,8 @@ def withhold_curve_intervals(
             pl.col("_pos"),
         )
         note = pl.when(few).then(note).otherwise(pr_note)
-        withhold = given & (few | pr).fill_null(False)
-    bounds = ("ci_low", "ci_high")
-    return joined.with_columns(
-        *[pl.when(withhold).then(None).otherwise(pl.col(c)).alias(c) for c in bounds],
-        pl.when(withhold).then(note).otherwise(pl.col("ci_note")).alias("ci_note"),
-    ).drop("_pos", "_neg")
+        withheld = given & (few | pr).fill_null(False)
+    return withhold(joined, withheld, note).drop("_pos", "_neg")
 
 
 def _curves(ctx: AuditContext) -> Section | None:

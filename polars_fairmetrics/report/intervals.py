@@ -45,6 +45,7 @@ __all__ = [
     "MAX_REPLICATE_ROWS",
     "add_intervals",
     "interval_note",
+    "withhold",
     "withhold_deployment_intervals",
 ]
 
@@ -161,9 +162,15 @@ def withhold_deployment_intervals(with_ci: pl.DataFrame, method: str) -> pl.Data
         pl.col("support"),
         pl.lit(DEPLOYMENT_PERCENTILE_MIN_SUPPORT),
     )
+    return withhold(with_ci, few, note)
+
+
+def withhold(with_ci: pl.DataFrame, where: pl.Expr, note: pl.Expr) -> pl.DataFrame:
+    """``with_ci`` with its interval null and ``note`` as its ``ci_note`` where ``where`` holds
+    (the one way the audit's withholding rules apply)."""
     return with_ci.with_columns(
-        *[pl.when(few).then(None).otherwise(pl.col(c)).alias(c) for c in ("ci_low", "ci_high")],
-        pl.when(few).then(note).otherwise(pl.col("ci_note")).alias("ci_note"),
+        *[pl.when(where).then(None).otherwise(pl.col(c)).alias(c) for c in ("ci_low", "ci_high")],
+        pl.when(where).then(note).otherwise(pl.col("ci_note")).alias("ci_note"),
     )
 
 
