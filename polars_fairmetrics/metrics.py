@@ -582,7 +582,7 @@ def balanced_error_rate(c: Counts) -> pl.Expr:
 
     Formula: (FN / (TP + FN) + FP / (FP + TN)) / 2. Undefined when either class is absent.
     Range [0, 1], lower is better. Equals the importance-weighted error rate with weights that
-    give both classes equal total weight (seed: importance weights).
+    give both classes equal total weight (D. Hsu, *Balanced error rate*: importance weights).
 
     Examples
     --------
