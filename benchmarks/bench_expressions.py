@@ -3,7 +3,8 @@
 Generates parquet files in a temporary folder (chunks of ``--chunk`` rows: 4 groups ``a``–``d``,
 labels, predictions, weights; deleted afterwards). Side by side in one run:
 
-- timing at ``--rows`` (default 1e7; the first files of the data), best of ``--repeat``:
+- timing at ``--rows`` (default 1e7; the first files of the data), medians of ``--repeat``
+  interleaved rounds (each round times every variant once):
 
   - floor: ``scan_parquet → group_by([group, y, pred]) → len, sum(w)``, streaming;
   - counts: ``confusion_counts(..., weight=w)`` (the count scan, with its validation), streaming;
@@ -47,7 +48,7 @@ import polars as pl
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from _common import best_of  # noqa: E402
+from _common import interleaved, load_average  # noqa: E402
 
 FIVE = ["true_positive_rate", "false_positive_rate", "precision", "selection_rate", "accuracy"]
 MEMORY_MODES = ["floor", "counts", "fast", "expression"]
@@ -169,7 +170,7 @@ def main() -> None:
     ap.add_argument("--rows", type=float, default=1e7)
     ap.add_argument("--memory-rows", type=float, default=1e8)
     ap.add_argument("--chunk", type=float, default=1e7)
-    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--repeat", type=int, default=21)
     ap.add_argument("--memory-repeat", type=int, default=3)
     ap.add_argument("--child", choices=[*MEMORY_MODES, "expression-1", "expression-in-memory"])
     ap.add_argument("--files", nargs="*")
@@ -190,11 +191,18 @@ def main() -> None:
             flush=True,
         )
         timing_files = [str(f) for f in files[: max(1, -(-rows // chunk))]]
-        timing: dict[str, float] = {}
-        for name, (query, engine) in queries(timing_files).items():
-            query.collect(engine=engine)  # warm the file cache
-            timing[name] = best_of(lambda q=query, e=engine: q.collect(engine=e), args.repeat)
-            print(f"{name:22s} {timing[name]:.3f} s", flush=True)
+        load_start = load_average()[0]
+        variants = {
+            name: (lambda q=query, e=engine: q.collect(engine=e))
+            for name, (query, engine) in queries(timing_files).items()
+        }
+        for run in variants.values():
+            run()  # warm the file cache and the first calls
+        # every round times each variant once, in turn: a change in the machine's load hits
+        # all of them alike (the ratios near a target are within a few per cent)
+        timing = interleaved(variants, args.repeat)
+        for name, seconds in timing.items():
+            print(f"{name:22s} {seconds:.3f} s", flush=True)
         memory_files = files[: max(1, -(-memory_rows // chunk))]
         memory: dict[str, dict[str, float]] = {}
         for mode in MEMORY_MODES:
@@ -221,6 +229,7 @@ def main() -> None:
         "repeat": args.repeat,
         "memory_repeat": args.memory_repeat,
         "load": os.getloadavg()[0],
+        "load_start": load_start,
         "timing": timing,
         "memory": memory,
         "imports": imports,
@@ -247,7 +256,8 @@ def render(raw: dict[str, Any]) -> str:
         f"Command: `{command}`  ",
         f"Machine: {platform.machine()}, Python {platform.python_version()}, "
         f"polars {pl.__version__}, {os.cpu_count()} cores "
-        f"(load average {raw['load']:.1f} at the end of the run).",
+        f"(1-minute load average {raw.get('load_start', float('nan')):.1f} before the timings, "
+        f"{raw['load']:.1f} at the end of the run, this run included; no other job ran).",
         "",
         f"Data: {max(raw['rows'], raw['memory_rows']):,} rows generated into parquet files of "
         f"{raw['chunk']:,} rows ({raw['size_gb']:.2f} GB, {raw['gen_s']:.0f} s to generate, "
@@ -258,13 +268,19 @@ def render(raw: dict[str, Any]) -> str:
         "The five weighted metrics: " + ", ".join(f"`{m}`" for m in FIVE) + ".",
         "",
         "- *floor*: `scan_parquet → group_by([group, y, pred]) → len, sum(w)`, streaming;",
-        '- *counts*: `confusion_counts(..., weight="w")` — the count scan with its validation;',
+        '- *counts*: `confusion_counts(..., weight="w")` — the count scan: per cell, beside the '
+        "floor's `len` and `sum(w)`, one validation aggregation (the weight's `min`: a negative "
+        "weight or −∞; NaN and +∞ show in the sum) and the null count of the weight (the rows "
+        "left out, which the count table reports);",
         '- *fast path*: `group_metrics(..., weight="w", metrics=FIVE)`;',
         '- *expression*: `lf.group_by("group").agg(pl.col("pred").fair.<metric>(y_true="y", '
         'weight="w") for the five)`, streaming (*expression, 1 metric*: the true positive rate '
         "alone; *in-memory*: the five, `collect()` on the in-memory engine).",
         "",
-        f"## Time at {raw['rows']:,} rows (best of {raw['repeat']})",
+        f"## Time at {raw['rows']:,} rows (medians of {raw['repeat']} interleaved rounds)",
+        "",
+        "Each round times every variant once, in turn, so a change in the machine's load hits "
+        "them alike.",
         "",
         "| variant | seconds | / floor | / fast path |",
         "|---|---:|---:|---:|",
@@ -316,6 +332,8 @@ def render(raw: dict[str, Any]) -> str:
         "- expression form, peak memory / fast path's, streaming: "
         + _verdict(m["expression"]["peak_rss"] / m["fast"]["peak_rss"], 1.2),
         "- `confusion_counts` time / floor: " + _verdict(t["counts"] / t["floor"], 1.1),
+        "- `confusion_counts` at the memory run's size, time / floor: "
+        + _verdict(m["counts"]["seconds"] / m["floor"]["seconds"], 1.1),
         f"- import beyond polars: **{imp['wall']:.3f} s** "
         f"({'within' if imp['wall'] <= 0.1 else 'NOT within'} the 0.1 s target)",
         "",
