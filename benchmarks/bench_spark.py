@@ -34,7 +34,7 @@ import polars as pl
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from _common import best_of  # noqa: E402
+from _common import interleaved, load_average  # noqa: E402
 
 import polars_fairmetrics as pfm  # noqa: E402
 from polars_fairmetrics.spark import spark_confusion_counts  # noqa: E402
@@ -147,18 +147,24 @@ def main() -> None:
 
         assert_frame_equal(got, want, rel_tol=1e-12)
         spark_grid()  # warm the Python workers
-        r = {"n": n}
-        for name, fn in [
-            ("floor", floor),
-            ("local", local),
-            ("spark_floor", spark_floor),
-            ("spark_transfer", spark_transfer),
-            ("spark", on_spark),
-            ("local_grid", local_grid),
-            ("spark_grid", spark_grid),
-        ]:
-            r[name] = best_of(fn, args.repeat)
-            print(n, name, f"{r[name]:.3f}s", flush=True)
+        r: dict[str, float] = {"n": n, "load": load_average()[0]}
+        # each round times every variant once, in turn (medians): a change in the machine's
+        # load hits all of them alike
+        timed = interleaved(
+            {
+                "floor": floor,
+                "local": local,
+                "spark_floor": spark_floor,
+                "spark_transfer": spark_transfer,
+                "spark": on_spark,
+                "local_grid": local_grid,
+                "spark_grid": spark_grid,
+            },
+            args.repeat,
+        )
+        for name, seconds in timed.items():
+            r[name] = seconds
+            print(n, name, f"{seconds:.3f}s", flush=True)
         rows.append(r)
 
     spark.stop()
@@ -169,9 +175,11 @@ def main() -> None:
         f" --files {args.files}`  ",
         f"Machine: {platform.machine()}, Python {platform.python_version()}, polars "
         f"{pl.__version__}, pyspark {pyspark.__version__}, Spark `local[2]` on 2 cores, "
-        "**shared with other engineers' test runs during the run** (load average well above 2): "
-        f"read the ratios, not the absolute times. Best of {args.repeat}. Spark session start-up "
-        f"(JVM) {startup:.1f} s, not included below.",
+        "no other job running (1-minute load average before each size's timings: "
+        + ", ".join(f"{r['load']:.1f}" for r in rows)
+        + f"; {load_average()[0]:.1f} at the end, this run's JVM and workers included). "
+        f"Medians of {args.repeat} interleaved rounds (each round times every variant once). "
+        f"Spark session start-up (JVM) {startup:.1f} s, not included below.",
         "",
         f"Data: {args.files} parquet files per size; 4 groups × 5 regions (intersectional), "
         "0/1 labels and predictions, scores, weights.",
