@@ -44,7 +44,12 @@ import numpy as np
 import polars as pl
 
 from polars_fairmetrics._typing import ColumnNames, FrameT, Label
-from polars_fairmetrics._validate import as_list, require_columns, schema_of
+from polars_fairmetrics._validate import (
+    as_list,
+    check_weight_summary,
+    require_columns,
+    schema_of,
+)
 from polars_fairmetrics.counts import (
     COUNT_COLUMNS,
     WEIGHT_SQUARE_COLUMNS,
@@ -60,8 +65,8 @@ from polars_fairmetrics.disparity import (
     disparities,
     fairness_criteria,
 )
-from polars_fairmetrics.exceptions import InvalidOptionError, InvalidWeightError
-from polars_fairmetrics.inputs import accepts_tables
+from polars_fairmetrics.exceptions import InvalidDtypeError, InvalidOptionError, InvalidWeightError
+from polars_fairmetrics.inputs import accepts_tables, as_polars
 from polars_fairmetrics.metrics import METRICS, Counts, _metric_names, metrics_from_counts
 from polars_fairmetrics.results import RESERVED, finish, partitions_of
 
@@ -239,9 +244,80 @@ class _Cells:
     wsq: Any
 
 
+def _check_count_dtypes(schema: Mapping[str, pl.DataType]) -> None:
+    """The cells of a count table to resample are whole numbers of rows: integer columns
+    (a fractional count would be truncated by the multinomial draw); weighted sums numeric."""
+    for c in (*_BASE, "n", "n_null"):
+        dtype = schema.get(c)
+        if dtype is not None and not (dtype.is_integer() or dtype == pl.Null):
+            raise InvalidDtypeError(
+                f"column {c!r} of the count table has dtype {dtype}: counts of rows are "
+                "integers (count with confusion_counts)"
+            )
+    for c in (*WEIGHTED_COUNT_COLUMNS, *WEIGHT_SQUARE_COLUMNS):
+        dtype = schema.get(c)
+        if dtype is not None and not (dtype.is_numeric() or dtype == pl.Null):
+            raise InvalidDtypeError(
+                f"column {c!r} of the count table has dtype {dtype}: weighted sums are numbers"
+            )
+
+
+def _check_cells(table: pl.DataFrame, layout: _TableLayout, order: list[str]) -> None:
+    """Run-time checks of a count table partition before it is resampled: no null count, one
+    row per group (× threshold), and the same thresholds for every group."""
+    counted = [c for c in (*_BASE, "n_null") if c in table.columns]
+    if layout.weighted:
+        counted += [f"{c}{s}" for s in ("_w", "_w2") for c in _BASE]
+    for c in counted:
+        nulls = table[c].null_count()
+        if nulls:
+            raise InvalidOptionError(
+                f"column {c!r} of the count table has {nulls} null value(s): a cell count is "
+                "never null (count with confusion_counts, or fill the empty cells with 0)"
+            )
+    if layout.weighted:
+        _check_weight_sums(table)
+    if order:
+        twice = table.select(order).filter(table.select(order).is_duplicated())
+        if twice.height:
+            raise InvalidOptionError(
+                f"the count table has several rows{_at(twice.row(0, named=True))}: "
+                "one row per group"
+                + (" and threshold" if layout.thresholded else "")
+                + " is needed (add the tables up with combine_counts)"
+            )
+
+
+def _check_weight_sums(table: pl.DataFrame) -> None:
+    r"""The sums of weights and of squared weights of a weighted count table must be finite and
+    not lost to underflow: a weight above about :math:`10^{154}` overflows its square (an
+    infinite :math:`\sum w^2`), and weights whose mean in a cell is below :math:`10^{-150}`
+    have squares that round to 0. Either way the resampled weighted sums and the effective
+    sample size would be wrong, silently."""
+    for c in _BASE:
+        for col in (f"{c}_w", f"{c}_w2"):
+            if table[col].cast(pl.Float64).is_infinite().any():
+                raise InvalidWeightError(
+                    f"column {col!r} of the count table is infinite: a weight above about "
+                    "1e154 overflows its square in Float64, so the weighted sums cannot be "
+                    "resampled; divide the weights by a common factor (no rate changes)"
+                )
+        mean = pl.col(f"{c}_w").cast(pl.Float64) / pl.col(c)
+        tiny = table.select(
+            ((pl.col(c) > 0) & (pl.col(f"{c}_w") > 0) & (mean < 1e-150)).any()
+        ).item()
+        if tiny:
+            raise InvalidWeightError(
+                f"column {c + '_w2'!r} of the count table underflows: weights below about "
+                "1e-150 have squares that Float64 rounds to 0, so the weighted sums cannot be "
+                "resampled; multiply the weights by a common factor (no rate changes)"
+            )
+
+
 def _as_cells(table: pl.DataFrame, layout: _TableLayout) -> _Cells:
     keys = layout.keys
     order = [*keys, *(["threshold"] if layout.thresholded else [])]
+    _check_cells(table, layout, order)
     table = table.sort(order, nulls_last=True) if order else table
     n_null = (
         table["n_null"].to_numpy().astype(np.int64)
@@ -257,7 +333,17 @@ def _as_cells(table: pl.DataFrame, layout: _TableLayout) -> _Cells:
             raise InvalidOptionError(
                 "every group of a thresholded count table needs every threshold"
             )
-        thresholds = table["threshold"][:n_thr].to_numpy()
+        grid = table["threshold"].to_numpy().reshape(n_groups, n_thr)
+        thresholds = grid[0]
+        for i, row in enumerate(grid):
+            if not np.array_equal(row, thresholds, equal_nan=True):
+                raise InvalidOptionError(
+                    "column 'threshold' of the thresholded count table differs between groups "
+                    f"({_at(groups.row(0, named=True)).removeprefix(' for ')}: "
+                    f"{thresholds.tolist()}; {_at(groups.row(i, named=True)).removeprefix(' for ')}"
+                    f": {row.tolist()}): every group needs the same thresholds (count the groups "
+                    "in one confusion_counts call)"
+                )
 
         def bins(pre: str, dtype: Any) -> tuple[Any, Any]:
             def grid(col: str) -> Any:
@@ -526,6 +612,7 @@ def _jackknife_weights(counts: pl.DataFrame) -> Any:
     return np.concatenate(weights) if weights else np.zeros(0)
 
 
+@accepts_tables
 def resample_counts(
     counts: FrameT,
     *,
@@ -602,6 +689,7 @@ def resample_counts(
     _check_seed(seed)
     schema = schema_of(counts)
     layout = _table_layout(schema.names())
+    _check_count_dtypes(schema)
     strata_cols = as_list(strata)
     require_columns(pl.Schema({k: schema[k] for k in layout.keys}), "strata", strata_cols)
     out_schema = _replicate_schema(dict(schema), layout)
@@ -795,6 +883,8 @@ def _smooth_intervals(
         note = None
         if math.isnan(est[i]):
             note = "undefined on the observed data"
+        elif math.isinf(est[i]):
+            note = "infinite on the observed data"
         elif n_def[i] == 0:
             note = "undefined in every resample"
         elif n_def[i] < minimum:
@@ -1026,9 +1116,10 @@ def _matrices(
     match: list[str],
     quantities: Sequence[str],
     n_resamples: int | None,
-) -> tuple[int, dict[str, Any], dict[str, Any]]:
+) -> tuple[int, dict[str, Any], dict[str, Any], int]:
     """Replicate values of each row of ``index`` (match columns + ``_pfm_i``), per quantity:
-    (rows × B) bootstrap matrices and (rows × K) jackknife matrices (replicates < 0).
+    (rows × B) bootstrap matrices and (rows × K) jackknife matrices (replicates < 0), and the
+    number of resample rows of ``reps`` that matched a row of ``index``.
 
     ``reps`` is long (a ``metric`` column) or wide (``docs/results.md``: the value of metric
     ``m`` in column ``m``, its quantity ``q`` in ``m_q``; no ``metric`` column) — the wide form
@@ -1103,7 +1194,7 @@ def _matrices(
             jm = np.full((n_rows, n_jack), np.nan)
             jm[oj, cj] = vj[:, j]
             boot[q], jack[q] = m, jm
-        return n_boot, boot, jack
+        return n_boot, boot, jack, int(boot_rows.size)
     # wide: row r is column (its metric, quantity q) of its group. Each column is read once
     # (null as NaN, no copy of the whole block) and its rows gathered straight into the
     # matrix in (group, resample) order: when every group is in every resample (the
@@ -1139,7 +1230,28 @@ def _matrices(
                 full_j[oj, cj] = values[jack_at]
                 jm[rows_c] = full_j[grp[rows_c]]
         boot[q], jack[q] = m, jm
-    return n_boot, boot, jack
+    return n_boot, boot, jack, int(boot_rows.size)
+
+
+def _require_match(n_rows: int, reps: pl.DataFrame, n_matched: int, match: Sequence[str]) -> None:
+    """Refuse replicates that are not of the point table: with no resample at all, or no
+    resample row matching any row of it, every interval would be withheld as "undefined in
+    every resample" while the statistic is defined (the replicates are of another table, or
+    computed with other metrics or another reference)."""
+    if n_rows == 0:
+        return
+    if n_matched == 0 and not (reps[REPLICATE] > 0).any():
+        raise InvalidOptionError(
+            "the replicates hold no resample (replicate ids 1..B): pass the same function "
+            "applied to resample_counts(...)"
+        )
+    if n_matched == 0:
+        raise InvalidOptionError(
+            f"no row of the replicates matches a row of point on column(s) {list(match)!r}: "
+            "pass the "
+            "same function, with the same options (metrics, reference, groups), applied to "
+            "the replicate table of the same count table"
+        )
 
 
 def _component_criteria() -> dict[str, list[str]]:
@@ -1178,6 +1290,14 @@ def _group_values(
     return None
 
 
+def _match_columns(columns: Sequence[str]) -> list[str]:
+    """The columns that identify a statistic of a long result table (partitions, keys,
+    ``metric``): what :func:`with_intervals` matches a point row with its replicates on."""
+    keys = [c for c in columns if c not in RESERVED]
+    parts = [p for p in partitions_of(columns) if p != REPLICATE]
+    return [*parts, *keys, "metric"]
+
+
 def _attach(
     point: pl.DataFrame,
     reps: pl.DataFrame,
@@ -1211,7 +1331,10 @@ def _attach(
         )
     keys = [c for c in columns if c not in RESERVED]
     parts = [p for p in partitions_of(columns) if p != REPLICATE]
-    match = [*parts, *keys, "metric"]
+    match = _match_columns(columns)
+    if "reference" in columns and "reference" in reps.columns:
+        # the comparison must be against the same reference in the replicates
+        match.insert(len(match) - 1, "reference")
     between = _is_between(columns)
     quantities = ["difference", "ratio"] if between else [q for q in _QUANTITIES if q in columns]
     n_rows = point.height
@@ -1237,7 +1360,8 @@ def _attach(
                 f"the replicates lack column(s) {[*missing_cols, *absent]!r} of point: pass the "
                 "same function applied to the replicate table"
             )
-        n_boot, boot, jack = _matrices(index, reps, match, quantities, n_resamples)
+        n_boot, boot, jack, n_matched = _matrices(index, reps, match, quantities, n_resamples)
+        _require_match(n_rows, reps, n_matched, match)
         weights = jack_weights
         if method == "bca" and weights is None:
             if counts is None:
@@ -1627,7 +1751,10 @@ def _between(
         .with_columns(pl.col(_GIDX).cast(pl.Int64))
     )
     g_index = obs.select(*on, *gkeys, _GIDX).rename({_GIDX: _PI})
-    n_boot, boot, _ = _matrices(g_index, group_reps, [*on, *gkeys], ["value"], n_resamples)
+    n_boot, boot, _, n_matched = _matrices(
+        g_index, group_reps, [*on, *gkeys], ["value"], n_resamples
+    )
+    _require_match(g_index.height, group_reps, n_matched, [*on, *gkeys])
     values = boot["value"]
     est = obs["value"].cast(pl.Float64).fill_null(np.nan).fill_nan(np.nan).to_numpy()
     owner = obs[_PI].to_numpy()
@@ -1694,6 +1821,7 @@ def _set_between(
         n_def[i] = nd
 
 
+@accepts_tables
 def with_intervals(
     point: FrameT,
     replicates: pl.DataFrame | pl.LazyFrame,
@@ -1791,8 +1919,8 @@ def with_intervals(
     lvl = float(level)
 
     def run(p: pl.DataFrame) -> pl.DataFrame:
-        reps = _collect(replicates)
-        obs = _collect(counts) if counts is not None else None
+        reps = _collect(as_polars(replicates))
+        obs = _collect(as_polars(counts)) if counts is not None else None
         return _attach(p, reps, obs, method, lvl, nb)
 
     if isinstance(point, pl.DataFrame):
@@ -1800,6 +1928,7 @@ def with_intervals(
     return point.map_batches(run, schema=_output_schema(schema_of(point)))
 
 
+@accepts_tables
 def intervals(
     replicates: FrameT,
     *,
@@ -1832,6 +1961,7 @@ def intervals(
     schema = schema_of(replicates)
     require_columns(schema, "replicate", [REPLICATE])
     require_columns(schema, "value", ["value"])
+    _check_statistic_schema(schema, "the replicates")
     keys = [c for c in schema.names() if c not in (REPLICATE, "value")]
     lvl = float(level)
 
@@ -1855,15 +1985,40 @@ def intervals(
     return replicates.map_batches(run, schema=out_schema)
 
 
+def _check_statistic_schema(schema: Mapping[str, pl.DataType], source: str) -> None:
+    """A long table of a statistic's replicate values has integer ``replicate`` ids and a
+    numeric ``value`` (Boolean and all-null columns are numbers too)."""
+    rep, value = schema.get(REPLICATE), schema.get("value")
+    if rep is not None and not (rep.is_integer() or rep == pl.Null):
+        raise InvalidDtypeError(
+            f"column 'replicate' of {source} has dtype {rep}: replicate ids are integers "
+            "(0 = the observed data, 1..B the resamples)"
+        )
+    if value is not None and not (value.is_numeric() or value in (pl.Boolean, pl.Null)):
+        raise InvalidDtypeError(
+            f"column 'value' of {source} has dtype {value}: a statistic's value is a number"
+        )
+
+
 def _user_intervals(
     long: pl.DataFrame,
     level: float,
     method: str,
     jack_weights: Any = None,
 ) -> pl.DataFrame:
-    """Intervals of a long replicate table of a user statistic (replicate 0 = estimate)."""
+    """Intervals of a long replicate table of a user statistic (replicate 0 = estimate).
+
+    Every statistic (row identity: its key columns) needs exactly one estimate row; a NaN
+    value (the statistic undefined) is null, as everywhere in the package."""
+    _check_statistic_schema(long.schema, "the replicates")
     keys = [c for c in long.columns if c not in (REPLICATE, "value")]
-    long = long.with_columns(pl.col("value").cast(pl.Float64))
+    nulls = long[REPLICATE].null_count()
+    if nulls:
+        raise InvalidOptionError(
+            f"column 'replicate' has {nulls} null value(s): every value of the statistic needs "
+            "its replicate id (0 = the observed data)"
+        )
+    long = long.with_columns(pl.col(REPLICATE).cast(pl.Int64), _as_value(pl.col("value")))
     named = "metric" in long.columns
     if not named:
         long = long.with_columns(pl.lit("value").alias("metric"))
@@ -1874,21 +2029,60 @@ def _user_intervals(
             "estimate): draw with resample_counts(..., include_observed=True)"
         )
     boot = long.filter(pl.col(REPLICATE) != 0)
+    match = _match_columns(observed.columns)
+    twice = observed.group_by(match).len().filter(pl.col("len") > 1)
+    if twice.height:
+        first = twice.drop("len", *([] if named else ["metric"])).row(0, named=True)
+        raise InvalidOptionError(
+            f"column 'replicate' is 0 (the estimate) in {twice['len'][0]} rows{_at(first)}: "
+            "one row per statistic is needed (its key columns tell them apart)"
+        )
+    orphans = (
+        boot.filter(pl.col(REPLICATE) > 0)
+        .select(match)
+        .unique()
+        .join(observed.select(match), on=match, how="anti", nulls_equal=True)
+    )
+    if orphans.height:
+        first = orphans.drop(*([] if named else ["metric"])).row(0, named=True)
+        raise InvalidOptionError(
+            f"column 'replicate' has resamples but no 0 (the estimate){_at(first)} "
+            f"({orphans.height} statistic(s) in all): every statistic needs its value on the "
+            "observed data"
+        )
     out = _attach(observed, boot, None, method, level, None, jack_weights)
     out = out if named else out.drop("metric")
     return out.sort(keys, nulls_last=True) if keys else out
 
 
-def _stat_frame(frame: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame:
+def _at(keys: Mapping[str, Any]) -> str:
+    """`` for k=v, …`` naming a statistic by its key values ('' without keys)."""
+    return " for " + ", ".join(f"{k}={v!r}" for k, v in keys.items()) if keys else ""
+
+
+def _as_value(value: pl.Expr) -> pl.Expr:
+    """A statistic's values as Float64, NaN (undefined) as null."""
+    return value.cast(pl.Float64).fill_nan(None)
+
+
+def _stat_frame(frame: Any) -> pl.DataFrame:
+    """The long frame a user statistic returned, checked: ``replicate`` and ``value``."""
+    if not isinstance(frame, (pl.DataFrame, pl.LazyFrame)):
+        raise InvalidOptionError(
+            "the statistic must return a Polars DataFrame or LazyFrame, got "
+            f"{type(frame).__qualname__}"
+        )
     eager = _collect(frame)
     for c in (REPLICATE, "value"):
         if c not in eager.columns:
             raise InvalidOptionError(
                 f"the statistic must return a long frame with a {c!r} column; got {eager.columns}"
             )
-    return eager.with_columns(pl.col(REPLICATE).cast(pl.Int64), pl.col("value").cast(pl.Float64))
+    _check_statistic_schema(eager.schema, "the statistic's result")
+    return eager
 
 
+@accepts_tables
 def bootstrap_counts(
     counts: FrameT,
     statistic: Callable[[pl.DataFrame], pl.DataFrame | pl.LazyFrame],
@@ -1931,6 +2125,7 @@ def bootstrap_counts(
     _check_method(method)
     schema = schema_of(counts)
     layout = _table_layout(schema.names())
+    _check_count_dtypes(schema)
     strata_cols = as_list(strata)
     require_columns(pl.Schema({k: schema[k] for k in layout.keys}), "strata", strata_cols)
     bca = method == "bca"
@@ -2098,18 +2293,13 @@ def bootstrap_rows(
         multiplicity=multiplicity,
         weight_name=weight_name,
     ):
-        eager = _collect(statistic(frame))
-        if "value" not in eager.columns:
-            raise InvalidOptionError(
-                f"the statistic must return a 'value' column; got {eager.columns}"
-            )
-        if REPLICATE in eager.columns:
+        result = statistic(frame)
+        if isinstance(result, (pl.DataFrame, pl.LazyFrame)) and REPLICATE in schema_of(result):
             raise InvalidOptionError("the statistic must not return a 'replicate' column")
-        parts.append(
-            eager.with_columns(
-                pl.lit(b, dtype=pl.Int64).alias(REPLICATE), pl.col("value").cast(pl.Float64)
-            )
-        )
+        if isinstance(result, (pl.DataFrame, pl.LazyFrame)):
+            result = _collect(result).with_columns(pl.lit(b, dtype=pl.Int64).alias(REPLICATE))
+        eager = _stat_frame(result)
+        parts.append(eager.with_columns(_as_value(pl.col("value"))))
         if b:
             report(b, int(n_resamples))
     reps = pl.concat(parts, how="vertical")
@@ -2505,7 +2695,7 @@ MAX_MEAN_DRAWS = 2_000_000_000
 
 
 def replicate_group_means(
-    rows: pl.DataFrame,
+    rows: pl.DataFrame | pl.LazyFrame,
     *,
     by: Sequence[str],
     values: Sequence[str],
@@ -2530,9 +2720,11 @@ def replicate_group_means(
     Parameters
     ----------
     rows
-        One row per sample with the group columns, the value columns and the weight.
+        One row per sample with the group columns, the value columns and the weight (a
+        LazyFrame is collected: the rows are resampled in memory).
     by, values, weight
-        Group columns, value columns, optional weight column.
+        Group columns, value columns (numbers; null or NaN where a row has no value), optional
+        weight column (finite, non-negative; a row with a null weight counts nowhere).
     n_resamples, seed
         Number of resamples and the random seed (default 0: reproducible); with ``attribute``
         the stream is the one :func:`resample_counts` gives that attribute.
@@ -2553,6 +2745,7 @@ def replicate_group_means(
     """
     _check_resamples(n_resamples)
     _check_seed(seed)
+    rows = _mean_rows(rows, list(by), list(values), weight)
     n_b = int(n_resamples)
     draws = n_b * rows.height
     if draws > MAX_MEAN_DRAWS:
@@ -2599,6 +2792,35 @@ def replicate_group_means(
         schema = {**{k: rows.schema[k] for k in keys}, REPLICATE: pl.Int64()}
         return pl.DataFrame(schema={**schema, "metric": pl.String(), "value": pl.Float64()})
     return pl.concat(frames)
+
+
+def _mean_rows(
+    rows: pl.DataFrame | pl.LazyFrame, by: list[str], values: list[str], weight: str | None
+) -> pl.DataFrame:
+    """The rows of :func:`replicate_group_means`, checked: the columns exist, values are
+    numbers, weights finite and non-negative (rows with a null weight left out)."""
+    schema = schema_of(rows)
+    require_columns(schema, "by", by)
+    require_columns(schema, "values", values)
+    for v in values:
+        if not (schema[v].is_numeric() or schema[v] in (pl.Boolean, pl.Null)):
+            raise InvalidDtypeError(
+                f"column {v!r} (values) has dtype {schema[v]}: its group means need numbers"
+            )
+    eager = _collect(rows)
+    if weight is None:
+        return eager
+    require_columns(schema, "weight", [weight])
+    if not schema[weight].is_numeric():
+        raise InvalidDtypeError(
+            f"column {weight!r} (weight) has dtype {schema[weight]}: weights are numbers"
+        )
+    w = pl.col(weight).cast(pl.Float64)
+    low, high, total = eager.select(
+        w.min().alias("min"), w.max().alias("max"), w.sum().alias("sum")
+    ).row(0)
+    check_weight_summary(weight, low, high, total)
+    return eager.filter(pl.col(weight).is_not_null())
 
 
 def _sort_key(key: tuple[Any, ...]) -> tuple[Any, ...]:

@@ -1,0 +1,419 @@
+"""Adversarial inputs to the interval machinery, and its invariants as properties.
+
+Each defect found by feeding the bootstrap and interval API awkward inputs is pinned by a test
+here (the class of input, not just the one example), and the invariants every interval table
+must satisfy are checked on random small tables against independent oracles:
+
+- an interval is either given (``ci_low <= ci_high``, both finite) or null with its reason in
+  ``ci_note``; never NaN, never half null, never given for a null estimate;
+- max-t intervals and the named reference's exact comparisons contain their estimate;
+- the same seed gives the same table, eager, lazy and streaming alike;
+- percentile and basic intervals are numpy's quantiles of the replicate values, computed here
+  from the replicate count table by plain numpy.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import polars as pl
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from polars.testing import assert_frame_equal
+
+import polars_fairmetrics as pfm
+from polars_fairmetrics.bootstrap import (
+    MIN_DEFINED_SHARE,
+    intervals,
+    replicate_group_means,
+    resample_counts,
+    with_intervals,
+)
+from polars_fairmetrics.exceptions import (
+    ColumnNotFoundError,
+    InvalidDtypeError,
+    InvalidOptionError,
+    InvalidWeightError,
+)
+
+_PAIRS = (
+    ("value", "ci_low", "ci_high"),
+    ("difference", "difference_ci_low", "difference_ci_high"),
+    ("ratio", "ratio_ci_low", "ratio_ci_high"),
+    ("model_difference", "model_difference_ci_low", "model_difference_ci_high"),
+)
+
+
+def assert_valid_intervals(table: pl.DataFrame) -> None:
+    """The invariants of every table with interval columns (docs/results.md)."""
+    for name, dtype in table.schema.items():
+        if dtype in (pl.Float32, pl.Float64):
+            assert not table[name].is_nan().any(), f"NaN in {name}"
+    for est, lo, hi in _PAIRS:
+        if lo not in table.columns:
+            continue
+        for row in table.iter_rows(named=True):
+            low, high = row[lo], row[hi]
+            assert (low is None) == (high is None), (lo, row)
+            if low is None:
+                assert row["ci_note"], (lo, row)  # withheld: the reason is stated
+                continue
+            assert math.isfinite(low) and math.isfinite(high) and low <= high, (lo, row)
+            if est in row:
+                assert row[est] is not None, (est, row)  # no interval of an undefined value
+                if row.get("ci_method") == "max-t":
+                    assert low - 1e-12 <= row[est] <= high + 1e-12, (est, row)
+            if row.get("is_reference") and est in ("difference", "ratio"):
+                assert low == high == row[est], (est, row)
+
+
+def _rows(cells: list[tuple[int, int, int, int]]) -> pl.DataFrame:
+    """Rows with the given (tp, fp, tn, fn) per group a, b, c, …"""
+    g: list[str] = []
+    y: list[int] = []
+    p: list[int] = []
+    for k, (tp, fp, tn, fn) in enumerate(cells):
+        for yy, pp, m in ((1, 1, tp), (0, 1, fp), (0, 0, tn), (1, 0, fn)):
+            g += ["abcd"[k]] * m
+            y += [yy] * m
+            p += [pp] * m
+    return pl.DataFrame(
+        {"g": g, "y": y, "p": p}, schema={"g": pl.String, "y": pl.Int64, "p": pl.Int64}
+    )
+
+
+_CELL = st.integers(min_value=0, max_value=6)
+_TABLES = st.lists(st.tuples(_CELL, _CELL, _CELL, _CELL), min_size=1, max_size=3).filter(
+    lambda cells: sum(map(sum, cells)) > 0
+)
+
+
+@given(
+    cells=_TABLES,
+    b=st.sampled_from([1, 2, 3, 30]),
+    level=st.sampled_from([0.5, 0.9, 0.999]),
+    method=st.sampled_from(["percentile", "basic", "bca"]),
+    what=st.sampled_from(["disparities", "criteria", "between_groups"]),
+    reference=st.sampled_from(["overall", "rest", "a"]),
+    stratify=st.booleans(),
+)
+def test_interval_invariants_on_tiny_tables(
+    cells: list[tuple[int, int, int, int]],
+    b: int,
+    level: float,
+    method: str,
+    what: str,
+    reference: str,
+    stratify: bool,
+) -> None:
+    df = _rows(cells)
+
+    def run(data: pl.DataFrame | pl.LazyFrame) -> Any:
+        return pfm.bootstrap_metrics(
+            data,
+            y_true="y",
+            y_pred="p",
+            by="g",
+            what=what,  # type: ignore[arg-type]
+            metrics=["tpr", "fpr", "ppv", "accuracy"],
+            reference=reference,
+            n_resamples=b,
+            level=level,
+            method=method,  # type: ignore[arg-type]
+            stratify=stratify or None,
+            seed=3,
+        )
+
+    eager = run(df)
+    assert_valid_intervals(eager)
+    assert_frame_equal(run(df), eager)  # the same seed, the same intervals
+    lazy = run(df.lazy())
+    assert_frame_equal(lazy.collect(), eager)
+    assert_frame_equal(lazy.collect(engine="streaming"), eager)
+
+
+@given(
+    cells=st.lists(
+        st.tuples(*(st.integers(min_value=0, max_value=25),) * 4), min_size=1, max_size=3
+    ).filter(lambda cells: sum(map(sum, cells)) > 0),
+    b=st.integers(min_value=1, max_value=60),
+    level=st.floats(min_value=0.05, max_value=0.995),
+    method=st.sampled_from(["percentile", "basic"]),
+    seed=st.integers(min_value=0, max_value=2**32),
+)
+def test_percentile_and_basic_are_numpy_quantiles_of_the_replicates(
+    cells: list[tuple[int, int, int, int]], b: int, level: float, method: str, seed: int
+) -> None:
+    """Oracle: the true positive rate of every replicate by plain numpy from the replicate
+    count table, its defined values' linear quantiles (numpy's default), the documented
+    withholding rules; the interval engine must give exactly that."""
+    counts = pfm.confusion_counts(_rows(cells), y_true="y", y_pred="p", by="g")
+    reps = resample_counts(counts, n_resamples=b, seed=seed)
+    out = with_intervals(
+        pfm.metrics_from_counts(counts, metrics="tpr"),
+        pfm.metrics_from_counts(reps, metrics="tpr"),
+        method=method,  # type: ignore[arg-type]
+        level=level,
+    )
+    assert_valid_intervals(out)
+    alpha = 1 - level
+    for row in out.iter_rows(named=True):
+        obs = counts.filter(pl.col("g") == row["g"]).row(0, named=True)
+        est = obs["tp"] / (obs["tp"] + obs["fn"]) if obs["tp"] + obs["fn"] else None
+        mine = reps.filter(pl.col("g") == row["g"]).sort("replicate")
+        tp, fn = mine["tp"].to_numpy(), mine["fn"].to_numpy()
+        values = tp[tp + fn > 0] / (tp + fn)[tp + fn > 0]
+        assert row["n_defined"] == values.size and row["n_resamples"] == b
+        if est is None:
+            assert row["ci_low"] is None and row["ci_note"] == "undefined on the observed data"
+            continue
+        assert row["value"] == pytest.approx(est)
+        if values.size == 0 or values.size < MIN_DEFINED_SHARE * b or values.min() == values.max():
+            assert row["ci_low"] is None and row["ci_note"]
+            continue
+        q_low, q_high = np.quantile(values, [alpha / 2, 1 - alpha / 2])
+        if method == "basic":
+            if obs["tp"] + obs["fn"] < 50:  # withheld on few rows (the coverage study)
+                assert row["ci_low"] is None and "basic intervals" in row["ci_note"]
+                continue
+            q_low, q_high = 2 * est - q_high, 2 * est - q_low
+        assert row["ci_low"] == pytest.approx(q_low, abs=1e-12)
+        assert row["ci_high"] == pytest.approx(q_high, abs=1e-12)
+        assert row["ci_note"] is None
+
+
+# ---------------------------------------------------------------------------------------------
+# User statistics (intervals, bootstrap_counts, bootstrap_rows): the long replicate table
+# ---------------------------------------------------------------------------------------------
+
+
+def test_undefined_estimate_of_a_user_statistic_is_null_not_nan() -> None:
+    """A NaN value (0/0 in a user's statistic) is the package's null: never NaN in a result."""
+    reps = pl.DataFrame({"replicate": [0, 1, 2, 3], "value": [math.nan, 0.1, 0.2, math.nan]})
+    out = intervals(reps)
+    assert out["value"].to_list() == [None]
+    assert out["ci_note"].to_list() == ["undefined on the observed data"]
+    assert out["n_defined"].to_list() == [2]
+    counts = pfm.confusion_counts(_rows([(3, 2, 4, 1)]), y_true="y", y_pred="p", by="g")
+    nan = pfm.bootstrap_counts(
+        counts,
+        lambda t: t.select("replicate", "g", (pl.col("tp") * 0.0 / 0.0).alias("value")),
+        n_resamples=5,
+    )
+    assert_valid_intervals(nan)
+    assert nan["value"].to_list() == [None]
+
+
+def test_infinite_estimate_gets_no_interval() -> None:
+    reps = pl.DataFrame({"replicate": [0, 1, 2, 3], "value": [math.inf, 0.1, 0.2, 0.3]})
+    out = intervals(reps)
+    assert out["ci_low"].to_list() == [None]
+    assert out["ci_note"].to_list() == ["infinite on the observed data"]
+
+
+def test_every_statistic_needs_exactly_one_estimate() -> None:
+    twice = pl.DataFrame({"replicate": [0, 0, 1, 2], "value": [0.2, 0.1, 0.2, 0.3]})
+    with pytest.raises(InvalidOptionError, match=r"column 'replicate' is 0 .* in 2 rows"):
+        intervals(twice)
+    orphan = pl.DataFrame(
+        {"k": ["a", "a", "b", "b"], "replicate": [0, 1, 1, 2], "value": [0.2, 0.1, 0.3, 0.4]}
+    )
+    with pytest.raises(InvalidOptionError, match=r"no 0 \(the estimate\) for k='b'"):
+        intervals(orphan)
+    with pytest.raises(InvalidOptionError, match=r"no 0 \(the estimate\) for k='b'"):
+        intervals(orphan.lazy()).collect()
+
+
+@pytest.mark.parametrize(
+    ("table", "error", "match"),
+    [
+        ({"replicate": [0, 1], "value": ["a", "b"]}, InvalidDtypeError, "column 'value'"),
+        ({"replicate": [0.0, 1.5], "value": [0.1, 0.2]}, InvalidDtypeError, "column 'replicate'"),
+        ({"replicate": ["0", "1"], "value": [0.1, 0.2]}, InvalidDtypeError, "column 'replicate'"),
+        ({"replicate": [0, None, 2], "value": [0.1, 0.2, 0.3]}, InvalidOptionError, "null"),
+    ],
+)
+def test_malformed_replicate_tables_are_clear_errors(
+    table: dict[str, Any], error: type[Exception], match: str
+) -> None:
+    with pytest.raises(error, match=match):
+        intervals(pl.DataFrame(table)).lazy().collect()
+
+
+def test_user_statistics_returning_the_wrong_thing() -> None:
+    counts = pfm.confusion_counts(_rows([(3, 2, 4, 1)]), y_true="y", y_pred="p", by="g")
+    with pytest.raises(InvalidOptionError, match="must return a Polars DataFrame"):
+        pfm.bootstrap_counts(counts, lambda t: None, n_resamples=3)  # type: ignore[arg-type,return-value]
+    with pytest.raises(InvalidDtypeError, match="column 'value'"):
+        pfm.bootstrap_counts(
+            counts, lambda t: t.select("replicate", pl.lit("x").alias("value")), n_resamples=3
+        )
+    rows = _rows([(3, 2, 4, 1)])
+    with pytest.raises(InvalidDtypeError, match="column 'value'"):
+        pfm.bootstrap_rows(rows, lambda r: r.select(pl.lit("x").alias("value")), n_resamples=2)
+    nan = pfm.bootstrap_rows(
+        rows, lambda r: r.select(pl.lit(math.nan).alias("value")), n_resamples=2
+    )
+    assert nan["value"].to_list() == [None]
+
+
+# ---------------------------------------------------------------------------------------------
+# with_intervals: replicates that are not of the point table
+# ---------------------------------------------------------------------------------------------
+
+
+def _pair() -> tuple[pl.DataFrame, pl.DataFrame]:
+    df = pl.DataFrame({"g": ["a"] * 30 + ["b"] * 30, "y": [1, 0] * 30, "p": [1, 1, 0] * 20})
+    counts = pfm.confusion_counts(df, y_true="y", y_pred="p", by="g")
+    return counts, resample_counts(counts, n_resamples=40, seed=1)
+
+
+@pytest.mark.parametrize(
+    "replicates",
+    [
+        lambda reps: pfm.disparities(reps, metrics="fpr"),  # another metric
+        lambda reps: pfm.disparities(reps, metrics="tpr", reference="a"),  # another reference
+        lambda reps: pfm.disparities(reps.with_columns(g=pl.lit("z")), metrics="tpr"),
+    ],
+    ids=["other_metric", "other_reference", "other_groups"],
+)
+def test_replicates_of_another_table_are_an_error(replicates: Any) -> None:
+    """Before: every interval silently null, "undefined in every resample" (or, with another
+    reference, the interval of the difference against the other reference)."""
+    counts, reps = _pair()
+    point = pfm.disparities(counts, metrics="tpr")
+    with pytest.raises(InvalidOptionError, match=r"no row of the replicates matches"):
+        with_intervals(point, replicates(reps))
+    with pytest.raises(InvalidOptionError, match=r"no row of the replicates matches"):
+        with_intervals(point.lazy(), replicates(reps)).collect(engine="streaming")
+
+
+def test_replicates_without_resamples_are_an_error() -> None:
+    counts, reps = _pair()
+    point = pfm.disparities(counts, metrics="tpr")
+    for empty in (pfm.disparities(reps, metrics="tpr").clear(), point.with_columns(replicate=0)):
+        with pytest.raises(InvalidOptionError, match="hold no resample"):
+            with_intervals(point, empty)
+
+
+def test_with_intervals_takes_pandas_like_every_table_function() -> None:
+    counts, reps = _pair()
+    point = pfm.disparities(counts, metrics="tpr")
+    expected = with_intervals(point, pfm.disparities(reps, metrics="tpr"))
+    got = with_intervals(point.to_pandas(), pfm.disparities(reps, metrics="tpr").to_pandas())
+    assert isinstance(got, pl.DataFrame)
+    assert_frame_equal(got, expected, check_dtypes=False)
+
+
+# ---------------------------------------------------------------------------------------------
+# resample_counts: count tables that cannot be resampled
+# ---------------------------------------------------------------------------------------------
+
+
+def _counts() -> pl.DataFrame:
+    return pfm.confusion_counts(_rows([(5, 3, 4, 2), (2, 6, 1, 3)]), y_true="y", y_pred="p", by="g")
+
+
+def test_fractional_or_text_counts_are_refused_not_truncated() -> None:
+    counts = _counts()
+    with pytest.raises(
+        InvalidDtypeError, match=r"column 'tp' of the count table has dtype Float64"
+    ):
+        resample_counts(counts.with_columns(pl.col("tp") + 0.5), n_resamples=3)
+    with pytest.raises(InvalidDtypeError, match=r"column 'fn' .* dtype String"):
+        resample_counts(counts.lazy().with_columns(fn=pl.lit("x")), n_resamples=3)
+    with pytest.raises(InvalidOptionError, match=r"column 'tp' of the count table has 1 null"):
+        resample_counts(
+            counts.with_columns(tp=pl.when(pl.col("g") == "a").then(None).otherwise("tp")),
+            n_resamples=3,
+        )
+
+
+def test_a_group_counted_twice_is_refused() -> None:
+    counts = _counts()
+    with pytest.raises(InvalidOptionError, match=r"several rows for g='a'"):
+        resample_counts(pl.concat([counts, counts.filter(pl.col("g") == "a")]), n_resamples=3)
+
+
+def test_groups_with_different_thresholds_are_refused_not_relabelled() -> None:
+    """Before: group b's counts were relabelled with group a's thresholds."""
+    df = _rows([(5, 3, 4, 2), (2, 6, 1, 3)]).with_columns(s=pl.int_range(pl.len()) / 40)
+    counts = pfm.confusion_counts(df, y_true="y", y_score="s", threshold=[0.2, 0.5], by="g")
+    shifted = counts.with_columns(
+        threshold=pl.when(pl.col("g") == "b")
+        .then(pl.col("threshold") + 0.01)
+        .otherwise("threshold")
+    )
+    with pytest.raises(InvalidOptionError, match=r"column 'threshold' .* differs between groups"):
+        resample_counts(shifted, n_resamples=2)
+    same = resample_counts(counts, n_resamples=2)
+    assert sorted(set(same["threshold"])) == [0.2, 0.5]
+
+
+@pytest.mark.parametrize("scale", [1e200, 1e-300])
+def test_weights_whose_squares_do_not_fit_float64_are_an_error(scale: float) -> None:
+    """Before: a weight of 1e200 made its cell's sum of squares infinite (NumPy overflow
+    warnings, every resample of its group equal, the effective-size rule skipped); weights of
+    1e-300 made it 0 (the weights taken as equal: intervals given where they are withheld at
+    any other scale)."""
+    rng = np.random.default_rng(0)
+    df = _rows([(40, 30, 50, 20), (30, 40, 20, 50)]).with_columns(
+        w=pl.Series(rng.lognormal(0, 1, 280))
+    )
+    if scale > 1:
+        df = df.with_columns(w=pl.when(pl.int_range(pl.len()) == 0).then(scale).otherwise("w"))
+    else:
+        df = df.with_columns(w=pl.col("w") * scale)
+    with pytest.raises(InvalidWeightError, match=r"column '(tp|fp|tn|fn)_w2' of the count table"):
+        pfm.bootstrap_metrics(df, y_true="y", y_pred="p", by="g", weight="w", n_resamples=5)
+
+
+def test_weighted_intervals_do_not_depend_on_the_scale_of_the_weights() -> None:
+    """Oracle: every rate and every resampled ratio is invariant to a common factor of the
+    weights, so the intervals and the effective-size notes must be too."""
+    rng = np.random.default_rng(1)
+    df = _rows([(60, 50, 70, 40), (50, 60, 40, 70)]).with_columns(
+        w=pl.Series(rng.lognormal(0, 0.3, 440))
+    )
+
+    def run(factor: float) -> pl.DataFrame:
+        data = df.with_columns(pl.col("w") * factor)
+        return pfm.bootstrap_metrics(
+            data, y_true="y", y_pred="p", by="g", weight="w", metrics="tpr", n_resamples=50
+        ).drop("n_w")
+
+    base = run(1.0)
+    assert_valid_intervals(base)
+    for factor in (1e-120, 1e120):
+        assert_frame_equal(run(factor), base, check_exact=False, rel_tol=1e-9)
+
+
+# ---------------------------------------------------------------------------------------------
+# replicate_group_means: the rows resampled in memory
+# ---------------------------------------------------------------------------------------------
+
+
+def test_replicate_group_means_validates_its_rows() -> None:
+    rows = pl.DataFrame({"g": ["a", "a", "b"], "x": [0.1, 0.4, 0.5], "w": [1.0, 2.0, 1.0]})
+    eager = replicate_group_means(rows, by=["g"], values=["x"], weight="w", n_resamples=5)
+    assert_frame_equal(
+        replicate_group_means(rows.lazy(), by=["g"], values=["x"], weight="w", n_resamples=5),
+        eager,
+    )
+    assert eager.filter(pl.col("replicate") == 0)["value"].to_list() == pytest.approx([0.3, 0.5])
+    with pytest.raises(ColumnNotFoundError, match="column 'zz' \\(values\\)"):
+        replicate_group_means(rows, by=["g"], values=["zz"], n_resamples=5)
+    with pytest.raises(InvalidDtypeError, match="column 'x' \\(values\\) has dtype String"):
+        replicate_group_means(rows.with_columns(x=pl.lit("q")), by=["g"], values=["x"])
+    for bad in (-1.0, math.inf, math.nan):
+        with pytest.raises(InvalidWeightError, match="column 'w' \\(weight\\)"):
+            replicate_group_means(
+                rows.with_columns(w=pl.Series([1.0, bad, 1.0])), by=["g"], values=["x"], weight="w"
+            )
+    # a row with a null weight counts nowhere (as in the point estimates), not as NaN
+    nulls = rows.with_columns(w=pl.Series([1.0, None, 1.0]))
+    means = replicate_group_means(nulls, by=["g"], values=["x"], weight="w", n_resamples=5)
+    assert means.filter(pl.col("replicate") == 0)["value"].to_list() == pytest.approx([0.1, 0.5])
