@@ -1837,7 +1837,9 @@ def with_intervals(
     criteria, between-groups); ``replicates`` the very same function applied to the replicate
     count table (:func:`resample_counts`; its ``replicate`` column is a partition of every
     function of the engine). Rows are matched on the typed key columns (nulls equal), the
-    partitions and ``metric``. With :math:`\hat x` the estimate, :math:`x^*_b` the replicate
+    partitions, ``reference`` (when both tables have it) and ``metric``; replicates none of
+    whose rows match (another table, other metrics, another reference) or that hold no
+    resample are an error. With :math:`\hat x` the estimate, :math:`x^*_b` the replicate
     values where the statistic is defined, :math:`\alpha = 1 -` ``level`` and :math:`q_p` their
     :math:`p`-quantile (linear interpolation, numpy's default):
 
@@ -1937,9 +1939,11 @@ def intervals(
 ) -> FrameT:
     r"""Bootstrap intervals of any long table of replicate values (a user statistic).
 
-    ``replicates``: a ``replicate`` column (0 = the observed data, the estimate; 1..B the
-    resamples), a ``value`` column and key columns (every other column) naming the statistic.
-    The intervals are those of :func:`with_intervals` (percentile or basic).
+    ``replicates``: a ``replicate`` column (integers: 0 = the observed data, the estimate;
+    1..B the resamples), a numeric ``value`` column (null or NaN where the statistic is
+    undefined: null in the result) and key columns (every other column) naming the statistic,
+    which has exactly one row at replicate 0. The intervals are those of
+    :func:`with_intervals` (percentile or basic); an infinite estimate gets none.
 
     Returns
     -------

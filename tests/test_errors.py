@@ -392,6 +392,20 @@ def _boot_between_plain(t: pl.DataFrame) -> None:
     assert all("not smooth" in n for n in t["ci_note"])
 
 
+def _nan_estimate(t: pl.DataFrame) -> None:
+    assert t["value"].to_list() == [None] and t["ci_low"].to_list() == [None]
+    assert t["ci_note"].to_list() == ["undefined on the observed data"]
+
+
+def _other_reference(d: Frame) -> Any:
+    c = counts(d)
+    reps = _mod("bootstrap").resample_counts(c, n_resamples=5)
+    return _mod("bootstrap").with_intervals(
+        pfm.disparities(c, metrics="accuracy"),
+        pfm.disparities(reps, metrics="accuracy", reference="a"),
+    )
+
+
 def _between_plain(d: Frame) -> Any:
     c = counts(d)
     reps = _mod("bootstrap").resample_counts(c, n_resamples=20)
@@ -1151,6 +1165,105 @@ CATALOG: list[Entry] = [
         InvalidOptionError,
         r"lacks \(columns tp_w2, fp_w2, tn_w2, fn_w2\)",
         "build",
+        requires="bootstrap",
+    ),
+    Entry(
+        "bootstrap_fractional_counts",
+        "resampling a count table whose counts are fractional (Float64 `tp`)",
+        "error naming the column and its dtype (a multinomial draw would truncate the counts)",
+        base(),
+        lambda d: _mod("bootstrap").resample_counts(
+            counts(d).with_columns(pl.col("tp").cast(pl.Float64) + 0.5), n_resamples=5
+        ),
+        InvalidDtypeError,
+        r"column 'tp' of the count table has dtype Float64: counts of rows are integers",
+        "build",
+        requires="bootstrap",
+    ),
+    Entry(
+        "bootstrap_thresholds_differ",
+        "resampling a thresholded count table whose groups have different thresholds",
+        "error naming the column and both groups' thresholds (never relabelled with the first "
+        "group's)",
+        base(),
+        lambda d: _mod("bootstrap").resample_counts(
+            scores(d, threshold=[0.3, 0.6]).with_columns(
+                threshold=pl.when(pl.col("g") == "b")
+                .then(pl.col("threshold") + 0.05)
+                .otherwise(pl.col("threshold"))
+            ),
+            n_resamples=5,
+        ),
+        InvalidOptionError,
+        r"column 'threshold' of the thresholded count table differs between groups",
+        requires="bootstrap",
+    ),
+    Entry(
+        "bootstrap_weight_square_overflow",
+        "bootstrap intervals with a weight of 1e200 (its square overflows Float64)",
+        "error naming the sum-of-squares column: the weighted sums cannot be resampled "
+        "(divide the weights by a common factor; weights below 1e-150, whose squares round "
+        "to 0, likewise)",
+        base(w=[1e200, 2.0, 1.0, 0.5, 3.0]),
+        lambda d: _boot(d, weight="w"),
+        InvalidWeightError,
+        r"column 'tp_w2' of the count table is infinite: a weight above about 1e154",
+        requires="bootstrap",
+    ),
+    Entry(
+        "intervals_value_not_a_number",
+        "`intervals()` of a replicate table whose `value` is text",
+        "error naming the column and its dtype",
+        pl.DataFrame({"replicate": [0, 1, 2], "value": ["a", "b", "c"]}),
+        lambda d: _mod("bootstrap").intervals(d),
+        InvalidDtypeError,
+        r"column 'value' of the replicates has dtype String",
+        "build",
+        requires="bootstrap",
+    ),
+    Entry(
+        "intervals_estimate_twice",
+        "`intervals()` of a replicate table with two rows at replicate 0 for one statistic",
+        "error naming the column and the statistic (no interval is shared by two estimates)",
+        pl.DataFrame({"k": ["a", "a", "a"], "replicate": [0, 0, 1], "value": [0.1, 0.2, 0.3]}),
+        lambda d: _mod("bootstrap").intervals(d),
+        InvalidOptionError,
+        r"column 'replicate' is 0 \(the estimate\) in 2 rows for k='a'",
+        requires="bootstrap",
+    ),
+    Entry(
+        "intervals_missing_estimate",
+        "`intervals()` of a statistic with resamples but no replicate 0",
+        "error naming the column and the statistic (never dropped silently)",
+        pl.DataFrame(
+            {"k": ["a", "a", "b", "b"], "replicate": [0, 1, 1, 2], "value": [0.2, 0.1, 0.3, 0.4]}
+        ),
+        lambda d: _mod("bootstrap").intervals(d),
+        InvalidOptionError,
+        r"column 'replicate' has resamples but no 0 \(the estimate\) for k='b'",
+        requires="bootstrap",
+    ),
+    Entry(
+        "intervals_nan_estimate",
+        "a user statistic whose value is NaN (a 0/0 of its own)",
+        "the value is null, never NaN; its interval null with `ci_note` = undefined on the "
+        "observed data",
+        pl.DataFrame({"replicate": [0, 1, 2], "value": [float("nan"), 0.1, 0.2]}),
+        lambda d: _mod("bootstrap").intervals(d),
+        check=_nan_estimate,
+        requires="bootstrap",
+    ),
+    Entry(
+        "with_intervals_other_reference",
+        "`with_intervals` given replicates computed against another reference (or with other "
+        "metrics or groups)",
+        "error naming the columns rows are matched on (not intervals 'undefined in every "
+        "resample', nor the other reference's)",
+        base(),
+        _other_reference,
+        InvalidOptionError,
+        r"no row of the replicates matches a row of point on column\(s\) "
+        r"\['g', 'reference', 'metric'\]",
         requires="bootstrap",
     ),
     # --- ensemble, bootstrap, curves, weights, properties, report ------------------------------
