@@ -21,7 +21,7 @@ import numpy as np
 import polars as pl
 
 from polars_fairmetrics._typing import FrameT
-from polars_fairmetrics._validate import schema_of
+from polars_fairmetrics._validate import as_integer, as_real, schema_of
 from polars_fairmetrics.exceptions import InvalidOptionError
 
 __all__ = ["attach_intervals", "check_interval_options", "resample_partitions", "stream_seed"]
@@ -31,15 +31,13 @@ REPLICATE = "replicate"
 
 def check_interval_options(n_resamples: int, level: float) -> None:
     """Refuse a negative or non-integer number of resamples and a level outside (0, 1)."""
-    if isinstance(n_resamples, bool) or not isinstance(n_resamples, int) or n_resamples < 0:
+    n = as_integer(n_resamples)
+    if n is None or n < 0:
         raise InvalidOptionError(
             f"n_resamples must be an integer >= 0 (0: no intervals), got {n_resamples!r}"
         )
-    if (
-        isinstance(level, bool)
-        or not isinstance(level, (int, float))
-        or not 0.0 < float(level) < 1.0
-    ):
+    value = as_real(level)
+    if value is None or not 0.0 < value < 1.0:
         raise InvalidOptionError(f"level must be strictly between 0 and 1, got {level!r}")
 
 
@@ -48,9 +46,10 @@ def stream_seed(seed: int | None, *stream: int) -> int | None:
     the stream's numbers); ``None`` stays ``None`` (fresh entropy)."""
     if seed is None:
         return None
-    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+    value = as_integer(seed)
+    if value is None or value < 0:
         raise InvalidOptionError(f"seed must be a non-negative integer or None, got {seed!r}")
-    return int(np.random.SeedSequence([seed, *stream]).generate_state(1)[0])
+    return int(np.random.SeedSequence([value, *stream]).generate_state(1)[0])
 
 
 def resample_partitions(

@@ -12,6 +12,7 @@ fails a second, error-only pass over the input finds the offending value
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
@@ -41,6 +42,23 @@ from polars_fairmetrics.exceptions import (
 )
 
 RESERVED_PREFIX = "_pfm_"
+
+
+def as_integer(value: object) -> int | None:
+    """``value`` as an ``int`` when it is an integer — Python's or NumPy's (``np.int64``…),
+    not a bool — else None: the one test of every integer option (resamples, seeds, bins)."""
+    if isinstance(value, bool) or type(value).__name__ == "bool_":
+        return None
+    return int(value) if isinstance(value, numbers.Integral) else None
+
+
+def as_real(value: object) -> float | None:
+    """``value`` as a ``float`` when it is a real number — Python's, NumPy's (``np.float32``…)
+    or a Fraction, not a bool — else None: the one test of every numeric option (levels,
+    rates, bounds)."""
+    if isinstance(value, bool) or type(value).__name__ == "bool_":
+        return None
+    return float(value) if isinstance(value, numbers.Real) else None
 
 
 def as_list(columns: ColumnNames | None) -> list[str]:

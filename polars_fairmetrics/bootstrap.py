@@ -45,7 +45,9 @@ import polars as pl
 
 from polars_fairmetrics._typing import ColumnNames, FrameT, Label
 from polars_fairmetrics._validate import (
+    as_integer,
     as_list,
+    as_real,
     check_weight_summary,
     require_columns,
     schema_of,
@@ -144,18 +146,16 @@ _CI = {
 
 
 def _check_resamples(n_resamples: Any, name: str = "n_resamples") -> None:
-    if (
-        isinstance(n_resamples, bool)
-        or not isinstance(n_resamples, (int, np.integer))
-        or n_resamples < 1
-    ):
+    n = as_integer(n_resamples)
+    if n is None or n < 1:
         raise InvalidOptionError(f"{name} must be a positive integer, got {n_resamples!r}")
 
 
 def _check_seed(seed: Any) -> None:
     if seed is None:
         return
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+    value = as_integer(seed)
+    if value is None or value < 0:
         raise InvalidOptionError(
             "seed must be an integer >= 0 (or None for fresh, irreproducible entropy), got "
             f"{seed!r}"
@@ -163,11 +163,8 @@ def _check_seed(seed: Any) -> None:
 
 
 def _check_level(level: Any) -> None:
-    if (
-        isinstance(level, bool)
-        or not isinstance(level, (int, float))
-        or not 0.0 < float(level) < 1.0
-    ):
+    value = as_real(level)
+    if value is None or not 0.0 < value < 1.0:
         raise InvalidOptionError(f"level must be strictly between 0 and 1, got {level!r}")
 
 

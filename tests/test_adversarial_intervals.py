@@ -417,3 +417,45 @@ def test_replicate_group_means_validates_its_rows() -> None:
     nulls = rows.with_columns(w=pl.Series([1.0, None, 1.0]))
     means = replicate_group_means(nulls, by=["g"], values=["x"], weight="w", n_resamples=5)
     assert means.filter(pl.col("replicate") == 0)["value"].to_list() == pytest.approx([0.1, 0.5])
+
+
+# ---------------------------------------------------------------------------------------------
+# Interval options given as NumPy scalars (np.int64 from a config array, np.float32 levels)
+# ---------------------------------------------------------------------------------------------
+
+
+def test_numpy_scalars_are_numbers_for_every_interval_option() -> None:
+    """Before: ``level=np.float32(0.9)`` was refused as "not strictly between 0 and 1", and the
+    audit refused ``intervals=np.int64(20)`` (which bootstrap_metrics accepted)."""
+    df = _rows([(20, 10, 15, 5), (10, 20, 5, 15)])
+    plain = pfm.bootstrap_metrics(
+        df, y_true="y", y_pred="p", by="g", metrics="tpr", n_resamples=20, level=0.5, seed=2
+    )
+    numpy = pfm.bootstrap_metrics(
+        df,
+        y_true="y",
+        y_pred="p",
+        by="g",
+        metrics="tpr",
+        n_resamples=np.int64(20),
+        level=np.float64(0.5),
+        seed=np.uint32(2),
+    )
+    assert_frame_equal(numpy, plain)
+    f32 = pfm.bootstrap_metrics(
+        df, y_true="y", y_pred="p", by="g", metrics="tpr", n_resamples=20, level=np.float32(0.5)
+    )
+    assert f32["ci_level"].to_list() == [0.5, 0.5]
+    report = pfm.audit(
+        df, y_true="y", y_pred="p", by="g", intervals=np.int64(20), ci_level=np.float32(0.5)
+    )
+    expected = pfm.audit(df, y_true="y", y_pred="p", by="g", intervals=20, ci_level=0.5)
+    assert_frame_equal(report["metrics"], expected["metrics"])
+    assert type(report.inputs["intervals"]) is int and type(report.inputs["ci_level"]) is float
+    models = pfm.compare_models(
+        df, y_true="y", predictions=["p"], by="g", intervals=np.int64(5), ci_level=np.float32(0.9)
+    )
+    assert models["n_resamples"].to_list() == [5] * models.height
+    for bad in (np.float64(1.0), np.True_, "0.9"):
+        with pytest.raises(InvalidOptionError, match="level must be strictly between 0 and 1"):
+            pfm.bootstrap_metrics(df, y_true="y", y_pred="p", by="g", n_resamples=5, level=bad)

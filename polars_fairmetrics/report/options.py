@@ -13,7 +13,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
 from typing import Any, Literal, TypeAlias
 
+import numpy as np
+
 from polars_fairmetrics._typing import ColumnNames, Label
+from polars_fairmetrics._validate import as_integer, as_real
 from polars_fairmetrics.disparity import CRITERIA, Reference
 from polars_fairmetrics.exceptions import InvalidOptionError
 from polars_fairmetrics.metrics import METRICS, resolve_metric
@@ -103,11 +106,11 @@ DEPLOYMENT_AUDIT_METRICS: tuple[str, ...] = (
 
 
 def _is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
+    return as_integer(value) is not None
 
 
 def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
+    return as_real(value) is not None
 
 
 def _names(value: str | Sequence[str] | None, what: str) -> tuple[str, ...] | None:
@@ -169,6 +172,12 @@ class AuditOptions:
     predictions: Sequence[str] | Mapping[str, str] | None = None
 
     def __post_init__(self) -> None:
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if isinstance(value, np.generic):
+                # NumPy scalars (np.int64(1000) resamples) are taken as Python's numbers:
+                # the options are validated, printed and written to JSON as such
+                object.__setattr__(self, f.name, value.item())
         by = _names(self.by, "by")
         object.__setattr__(self, "by", by)
         object.__setattr__(self, "models", _names(self.models, "models"))
