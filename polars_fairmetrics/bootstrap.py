@@ -2345,7 +2345,10 @@ def _collapse(
         share = pl.col(reweight_by).replace_strict(
             dict(shares), return_dtype=pl.Float64, default=None
         )
-        w_s = share * pl.col("n").sum().over(part) / pl.col("n").sum().over([*part, reweight_by])
+        n_s = pl.col("n").sum().over([*part, reweight_by])
+        # a stratum absent from a replicate (N*_s = 0) has only empty cells: weight 0, not the
+        # 0 · ∞ = NaN that would make the whole replicate's statistic undefined
+        w_s = pl.when(n_s > 0).then(share * pl.col("n").sum().over(part) / n_s).otherwise(0.0)
         source = [f"{c}_w" for c in _BASE] if weighted else list(_BASE)
         # squared weights (the effective sample size of the rows' own weights): w_s^2 times
         # their squares. Stratum weights alone are not continuous weights: constant within a
