@@ -226,11 +226,22 @@ def _with_factor(
                 f"{keys}; give each group its deployment value"
             )
         sfx = "_w" if use_w else ""
+        observed = frame
+        if "replicate" in frame.columns:
+            # a bootstrap resample (replicate != 0) without positives or negatives has no
+            # test ratio: its correction is undefined there (null, counted by the intervals'
+            # n_defined), while the observed data (replicate 0) must have both
+            resample = pl.col("replicate") != 0
+            undefined = resample & ((pl.col(_POS) <= 0) | (pl.col(_NEG) <= 0))
+            frame = frame.with_columns(
+                pl.when(undefined).then(None).otherwise(pl.col(_FACTOR)).alias(_FACTOR)
+            )
+            observed = frame.filter(~resample)
         for col, name, cells in (
             (_POS, "positives", [f"tp{sfx}", f"fn{sfx}"]),
             (_NEG, "negatives", [f"fp{sfx}", f"tn{sfx}"]),
         ):
-            empty = frame.filter(pl.col(col) <= 0)
+            empty = observed.filter(pl.col(col) <= 0)
             if empty.height:
                 where = (
                     f"the group {_show(empty.select(keys).row(0))!r} of column(s) {keys}"

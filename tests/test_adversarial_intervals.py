@@ -506,3 +506,54 @@ def test_a_stratum_absent_from_a_replicate_weighs_nothing() -> None:
             low, high = np.quantile(values, [0.025, 0.975])
             assert out["ci_low"][0] == pytest.approx(low, abs=1e-12)
             assert out["ci_high"][0] == pytest.approx(high, abs=1e-12)
+
+
+# ---------------------------------------------------------------------------------------------
+# Deployment-corrected metrics: a resample without negatives
+# ---------------------------------------------------------------------------------------------
+
+
+def test_a_resample_without_negatives_leaves_the_deployment_correction_undefined() -> None:
+    """Before: one negative among 30 rows, and the audit with ``deploy_positive_rate=`` and
+    intervals crashed with "no negatives in the test data (partition {'replicate': 1})" — the
+    data has a negative; a resample that did not draw it has no test class ratio. Now that
+    resample's corrected metrics are null (undefined), counted by ``n_defined``. Oracle: the
+    replicates of the same seed that hold a negative, counted by numpy."""
+    df = pl.DataFrame(
+        {"g": ["a", "b"] * 15, "y": [1] * 29 + [0], "p": [1, 0, 0] * 10},
+    )
+    counts = pfm.confusion_counts(df, y_true="y", y_pred="p", by="g")
+
+    def corrected(table: pl.DataFrame) -> pl.DataFrame:
+        out = pfm.deployment_metrics(table, by="g", deploy_positive_rate=0.1, metrics="ppv")
+        return out.select("replicate", "g", "metric", "value")
+
+    out = pfm.bootstrap_counts(counts, corrected, n_resamples=50, seed=0)
+    assert_valid_intervals(out)
+    reps = resample_counts(counts, n_resamples=50, seed=0).with_columns(
+        neg=(pl.col("fp") + pl.col("tn")).sum().over("replicate")
+    )
+    # defined: the resample has a negative (the pooled test ratio) and the group a predicted
+    # positive (the precision's denominator)
+    defined = reps.group_by("g").agg(
+        ((pl.col("neg") > 0) & (pl.col("tp") + pl.col("fp") > 0)).sum().alias("n")
+    )
+    expected = defined.sort("g")["n"].to_list()
+    assert all(0 < n < 50 for n in expected)
+    assert out["n_defined"].to_list() == expected
+    assert out["value"].null_count() == 0
+    for method in ("percentile", "bca"):
+        report = pfm.audit(
+            df,
+            y_true="y",
+            y_pred="p",
+            by="g",
+            intervals=50,
+            deploy_positive_rate=0.1,
+            ci_method=method,
+        )
+        assert_valid_intervals(report["deployment"])
+    with pytest.raises(pfm.EmptyGroupError, match="no negatives in the test data"):
+        pfm.bootstrap_counts(  # the observed data must still have both classes
+            counts.with_columns(fp=0, tn=0), corrected, n_resamples=5
+        )

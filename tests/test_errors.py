@@ -406,6 +406,16 @@ def _other_reference(d: Frame) -> Any:
     )
 
 
+def _deployed_ppv(t: pl.DataFrame) -> pl.DataFrame:
+    out = pfm.deployment_metrics(t, by="g", deploy_positive_rate=0.1, metrics="ppv")
+    return out.select("replicate", "g", "value")
+
+
+def _deployed_without_negatives(t: pl.DataFrame) -> None:
+    a = t.filter(pl.col("g") == "a").row(0, named=True)
+    assert a["value"] is not None and 0 < a["n_defined"] < a["n_resamples"]
+
+
 def _between_plain(d: Frame) -> Any:
     c = counts(d)
     reps = _mod("bootstrap").resample_counts(c, n_resamples=20)
@@ -1264,6 +1274,20 @@ CATALOG: list[Entry] = [
         InvalidOptionError,
         r"no row of the replicates matches a row of point on column\(s\) "
         r"\['g', 'reference', 'metric'\]",
+        requires="bootstrap",
+    ),
+    Entry(
+        "bootstrap_deployment_resample_without_negatives",
+        "deployment-corrected metrics with intervals when a resample draws no negative (one "
+        "negative in the data)",
+        "that resample's corrected values are null (no test class ratio there), counted by "
+        "`n_defined`; the estimate is corrected as usual (the observed data must have both "
+        "classes)",
+        base(y=[1, 1, 1, 0, 1]),
+        lambda d: _mod("bootstrap").bootstrap_counts(
+            counts(d), _deployed_ppv, n_resamples=40, seed=0
+        ),
+        check=_deployed_without_negatives,
         requires="bootstrap",
     ),
     # --- ensemble, bootstrap, curves, weights, properties, report ------------------------------
