@@ -112,9 +112,14 @@ def attach_intervals(
     equal).
     With :math:`x^*_b` the replicate values where the statistic is defined and
     :math:`\alpha = 1 -` ``level``: ``[q_{\alpha/2}, q_{1-\alpha/2}]`` (linear interpolation,
-    numpy's default). ``ci_note`` says why an interval is null: the estimate is undefined, or the
-    statistic is undefined in every resample.
+    numpy's default). An interval is withheld (null) by the rules of
+    :func:`~polars_fairmetrics.with_intervals`, and ``ci_note`` says why: the estimate is
+    undefined, the statistic is undefined in every resample or in more than 10 % of them
+    (:data:`~polars_fairmetrics.bootstrap.MIN_DEFINED_SHARE`: the defined ones would describe
+    a conditional distribution), or every resample gives the same value.
     """
+    from polars_fairmetrics.bootstrap import CONSTANT_NOTE, FEW_DEFINED_NOTE, MIN_DEFINED_SHARE
+
     point_schema = schema_of(point)
     present = [f for f in fields if f in point_schema.names()]
     match = list(by) if by is not None else _identity(point_schema)
@@ -127,33 +132,54 @@ def attach_intervals(
         "ratio": ("ratio_ci_low", "ratio_ci_high"),
         "fraction_positive": ("ci_low", "ci_high"),
     }
+    spread: dict[str, str] = {f: f"_pfm_spread_{f}" for f in present}
+    count: dict[str, str] = {f: f"_pfm_defined_{f}" for f in present}
     for f in present:
         low, high = names[f]
         v = pl.col(f).cast(pl.Float64).filter(pl.col(f).is_not_null() & pl.col(f).is_not_nan())
         aggs += [
             v.quantile(alpha / 2, interpolation="linear").alias(low),
             v.quantile(1 - alpha / 2, interpolation="linear").alias(high),
+            (v.max() > v.min()).alias(spread[f]),
+            v.count().cast(pl.Int64).alias(count[f]),
         ]
     lead = present[0]
-    aggs.append(
-        pl.col(lead).filter(pl.col(lead).is_not_null()).count().cast(pl.Int64).alias("n_defined")
-    )
     bands = rep.group_by(match).agg(aggs)
     out = point.lazy().join(bands, on=match, how="left", nulls_equal=True)
-    defined = pl.col("n_defined").fill_null(0)
-    undefined = pl.col(lead).is_null()
-    note = (
-        pl.when(undefined)
-        .then(pl.lit("undefined estimate"))
-        .when(defined == 0)
-        .then(pl.lit("undefined in every resample"))
-        .otherwise(pl.lit(None, dtype=pl.String))
-    )
+    # the named reference's own difference and ratio are exact (0 and 1), as in with_intervals
+    exact = pl.col("is_reference").fill_null(False) if "is_reference" in point_schema else None
+    notes: dict[str, pl.Expr] = {}
+    for f in present:
+        defined_f = pl.col(count[f]).fill_null(0)
+        constant = ~pl.col(spread[f]).fill_null(False)
+        if exact is not None and f in ("difference", "ratio"):
+            constant = constant & ~exact
+        notes[f] = (
+            pl.when(pl.col(f).is_null() | pl.col(f).cast(pl.Float64).is_nan())
+            .then(pl.lit("undefined estimate"))
+            .when(defined_f == 0)
+            .then(pl.lit("undefined in every resample"))
+            .when(defined_f < MIN_DEFINED_SHARE * n_resamples)
+            .then(pl.format(FEW_DEFINED_NOTE, defined_f, pl.lit(n_resamples)))
+            .when(constant)
+            .then(pl.lit(CONSTANT_NOTE))
+            .otherwise(pl.lit(None, dtype=pl.String))
+        )
     cleared = [
-        pl.when(undefined | (defined == 0)).then(None).otherwise(pl.col(c)).alias(c)
+        pl.when(notes[f].is_not_null()).then(None).otherwise(pl.col(c)).alias(c)
         for f in present
         for c in names[f]
     ]
+    if len(present) == 1:
+        note = notes[lead]
+    else:
+        # one note when every interval is withheld for the same reason, else each one's
+        same = pl.all_horizontal([notes[f] == notes[lead] for f in present]).fill_null(False)
+        each = pl.concat_str(
+            [pl.lit(f"{f}: ") + notes[f] for f in present], separator="; ", ignore_nulls=True
+        )
+        note = pl.when(same).then(notes[lead]).otherwise(pl.when(each != "").then(each))
+    defined = pl.col(count[lead]).fill_null(0)
     out = out.with_columns(
         *cleared,
         pl.lit("percentile", dtype=pl.String).alias("ci_method"),
@@ -161,7 +187,7 @@ def attach_intervals(
         pl.lit(n_resamples, dtype=pl.Int64).alias("n_resamples"),
         defined.alias("n_defined"),
         note.alias("ci_note"),
-    )
+    ).drop([*spread.values(), *count.values()])
     if isinstance(point, pl.DataFrame):
         return out.collect()
     return out

@@ -102,6 +102,20 @@ MIN_DEFINED_SHARE = 0.9
 below it the interval would describe only the resamples where the statistic exists (a
 conditional distribution), so it is withdrawn with a note."""
 
+FEW_DEFINED_NOTE = (
+    "defined in only {} of {} resamples (fewer than "
+    + f"{MIN_DEFINED_SHARE:.0%}"
+    + "): too few rows behind it"
+)
+"""``ci_note`` of an interval withheld by :data:`MIN_DEFINED_SHARE` (``{}``: the resamples where
+the statistic is defined, and all of them; a template for ``str.format`` and ``pl.format``)."""
+
+CONSTANT_NOTE = (
+    "every resample gives the same value: the bootstrap cannot measure this uncertainty (a rate "
+    "of 0 or 1 on few rows)"
+)
+"""``ci_note`` of an interval withheld because every resample gives the same value."""
+
 BASIC_MIN_SUPPORT = 50
 """Smallest support (the metric's denominator count) for which a basic (reverse percentile)
 interval is given. The basic interval reflects the bootstrap distribution around the estimate,
@@ -885,15 +899,9 @@ def _smooth_intervals(
         elif n_def[i] == 0:
             note = "undefined in every resample"
         elif n_def[i] < minimum:
-            note = (
-                f"defined in only {n_def[i]} of {n_boot} resamples (fewer than "
-                f"{MIN_DEFINED_SHARE:.0%}): too few rows behind it"
-            )
+            note = FEW_DEFINED_NOTE.format(n_def[i], n_boot)
         elif first[i] == last[i]:
-            note = (
-                "every resample gives the same value: the bootstrap cannot measure this "
-                "uncertainty (a rate of 0 or 1 on few rows)"
-            )
+            note = CONSTANT_NOTE
         elif method == "bca" and not (0 < prop[i] < 1):
             note = "BCa undefined: every resample lies on one side of the estimate"
         elif not (math.isfinite(low[i]) and math.isfinite(high[i])):

@@ -557,3 +557,45 @@ def test_a_resample_without_negatives_leaves_the_deployment_correction_undefined
         pfm.bootstrap_counts(  # the observed data must still have both classes
             counts.with_columns(fp=0, tn=0), corrected, n_resamples=5
         )
+
+
+# ---------------------------------------------------------------------------------------------
+# The monitoring and calibration intervals follow the same withholding rules
+# ---------------------------------------------------------------------------------------------
+
+
+def test_reliability_and_period_intervals_follow_the_withholding_rules() -> None:
+    """Before: the second interval routine (reliability curves, period trends, window changes)
+    gave an interval from the few resamples where a bin had rows (30 of 50: a conditional
+    distribution) and zero-width intervals [1, 1] where every resample gave the same value —
+    both withheld, with their reason, by with_intervals (docs/uncertainty.md) — and an
+    interval of a difference whose estimate was null."""
+    rng = np.random.default_rng(0)
+    n = 40
+    df = pl.DataFrame(
+        {"g": rng.choice(["a", "b"], n), "y": rng.integers(0, 2, n), "s": rng.random(n).round(2)}
+    )
+    curve = pfm.reliability_curve(df, y_true="y", y_score="s", by="g", n_resamples=50)
+    assert_valid_intervals(curve)
+    few = curve.filter(pl.col("n_defined") < MIN_DEFINED_SHARE * 50)
+    assert few.height and few["ci_low"].null_count() == few.height
+    assert all(note.startswith("defined in only") for note in few["ci_note"])
+    given = curve.filter(pl.col("ci_low").is_not_null())
+    assert given.height and (given["ci_high"] > given["ci_low"]).all()
+    assert_frame_equal(
+        pfm.reliability_curve(df.lazy(), y_true="y", y_score="s", by="g", n_resamples=50).collect(
+            engine="streaming"
+        ),
+        curve,
+    )
+
+    counts = pfm.confusion_counts(
+        _rows([(8, 2, 9, 1), (0, 5, 7, 0), (6, 3, 5, 4)]), y_true="y", y_pred="p", by="g"
+    ).with_columns(period=pl.lit(1))
+    trend = pfm.period_disparities(counts, metrics="tpr", reference="a", n_resamples=60)
+    assert_valid_intervals(trend)
+    reference = trend.filter(pl.col("g") == "a").row(0, named=True)
+    assert reference["difference_ci_low"] == reference["difference_ci_high"] == 0.0
+    # group b has no actual positive: its TPR, difference and ratio are undefined
+    b = trend.filter(pl.col("g") == "b").row(0, named=True)
+    assert b["value"] is None and b["difference_ci_low"] is None and b["ci_note"]
