@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
 
@@ -183,6 +183,52 @@ def test_percentile_and_basic_are_numpy_quantiles_of_the_replicates(
         assert row["ci_low"] == pytest.approx(q_low, abs=1e-12)
         assert row["ci_high"] == pytest.approx(q_high, abs=1e-12)
         assert row["ci_note"] is None
+
+
+@settings(max_examples=max(20, settings().max_examples // 4))
+@given(
+    cells=_TABLES,
+    weights=st.lists(st.sampled_from([0.0, 0.5, 1.0, 3.0, 40.0]), min_size=1, max_size=4),
+    method=st.sampled_from(["percentile", "bca"]),
+    equal=st.booleans(),
+)
+def test_weighted_intervals_state_why_they_are_withheld(
+    cells: list[tuple[int, int, int, int]], weights: list[float], method: str, equal: bool
+) -> None:
+    """On tiny weighted tables the Kish effective size (Σw)² / Σw² of a true positive rate's
+    actual positives (computed here by numpy) is far below 200: with varying weights every
+    percentile or BCa interval is withheld, and the note says so (never a silent null); with
+    equal weights the rule does not apply."""
+    df = _rows(cells)
+    w = np.resize(np.array(weights if not equal else [2.0]), df.height)
+    df = df.with_columns(w=pl.Series(w))
+    out = pfm.bootstrap_metrics(
+        df,
+        y_true="y",
+        y_pred="p",
+        by="g",
+        weight="w",
+        what="metrics",
+        metrics="tpr",
+        n_resamples=20,
+        method=method,  # type: ignore[arg-type]
+    )
+    assert_valid_intervals(out)
+    for row in out.iter_rows(named=True):
+        mine = df.filter((pl.col("g") == row["g"]) & (pl.col("y") == 1))["w"].to_numpy()
+        if row["value"] is None or mine.sum() == 0:
+            continue
+        kish = mine.sum() ** 2 / (mine**2).sum()
+        varying = mine[mine > 0].min() < mine.max() or (mine == 0).any()
+        note = row["ci_note"] or ""
+        if varying:
+            # withheld; by the effective size unless an earlier rule (too few defined
+            # resamples, a constant bootstrap distribution) already withheld it
+            assert row["ci_low"] is None and note
+            earlier = note.startswith(("every resample", "defined in only", "undefined", "BCa"))
+            assert earlier or f"effective sample size {kish:.0f} < 200" in note
+        else:
+            assert "effective sample size" not in note
 
 
 # ---------------------------------------------------------------------------------------------
