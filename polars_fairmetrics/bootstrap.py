@@ -1765,10 +1765,19 @@ def _between(
     owner = obs[_PI].to_numpy()
     logs = np.full_like(values, np.nan)
     np.log(values, out=logs, where=values > 0)
+    stated = point["difference"].cast(pl.Float64).fill_null(np.nan).to_numpy()
     # rows by their number of defined groups: the pairwise gaps of a batch are one array
     batches: dict[int, list[tuple[int, Any]]] = {}
     for i in range(n_rows):
         members = np.flatnonzero((owner == i) & ~np.isnan(est))
+        if members.size and not math.isclose(
+            float(np.ptp(est[members])), stated[i], rel_tol=1e-9, abs_tol=1e-12
+        ):
+            raise InvalidOptionError(
+                f"the observed group values give max − min = {np.ptp(est[members])!r} for "
+                f"metric {point['metric'][i]!r}, point says {stated[i]!r}: pass as counts= "
+                "(or replicate 0) the observed count table point was computed from"
+            )
         if members.size == 0:
             for q in ("difference", "ratio"):
                 notes[q][i] = "no group is defined on the observed data"

@@ -645,3 +645,17 @@ def test_reliability_and_period_intervals_follow_the_withholding_rules() -> None
     # group b has no actual positive: its TPR, difference and ratio are undefined
     b = trend.filter(pl.col("g") == "b").row(0, named=True)
     assert b["value"] is None and b["difference_ci_low"] is None and b["ci_note"]
+
+
+def test_between_groups_intervals_need_the_observed_table_of_point() -> None:
+    """Before: ``counts=`` of another table gave max-t intervals around that table's group
+    values, which need not contain point's own max − min."""
+    counts, reps = _pair()
+    other = pfm.confusion_counts(
+        _rows([(9, 1, 8, 2), (2, 7, 3, 8)]), y_true="y", y_pred="p", by="g"
+    )
+    point = pfm.between_groups(counts, metrics=["tpr", "accuracy"])
+    good = with_intervals(point, reps, counts=counts)
+    assert_valid_intervals(good)
+    with pytest.raises(InvalidOptionError, match="the observed group values give max − min"):
+        with_intervals(point, reps, counts=other)
