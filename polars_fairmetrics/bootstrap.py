@@ -1253,9 +1253,8 @@ def _require_match(n_rows: int, reps: pl.DataFrame, n_matched: int, match: Seque
     if n_matched == 0:
         raise InvalidOptionError(
             f"no row of the replicates matches a row of point on column(s) {list(match)!r}: "
-            "pass the "
-            "same function, with the same options (metrics, reference, groups), applied to "
-            "the replicate table of the same count table"
+            "pass the same function, with the same options (metrics, reference, groups), "
+            "applied to the replicate table of the same count table"
         )
 
 
@@ -2048,7 +2047,7 @@ def _user_intervals(
         )
     boot = long.filter(pl.col(REPLICATE) != 0)
     match = _match_columns(observed.columns)
-    twice = observed.group_by(match).len().filter(pl.col("len") > 1)
+    twice = observed.group_by(match).len().filter(pl.col("len") > 1).sort(match, nulls_last=True)
     if twice.height:
         first = twice.drop("len", *([] if named else ["metric"])).row(0, named=True)
         raise InvalidOptionError(
@@ -2060,6 +2059,7 @@ def _user_intervals(
         .select(match)
         .unique()
         .join(observed.select(match), on=match, how="anti", nulls_equal=True)
+        .sort(match, nulls_last=True)
     )
     if orphans.height:
         first = orphans.drop(*([] if named else ["metric"])).row(0, named=True)
