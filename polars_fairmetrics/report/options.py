@@ -13,8 +13,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
 from typing import Any, Literal, TypeAlias
 
-import numpy as np
-
 from polars_fairmetrics._typing import ColumnNames, Label
 from polars_fairmetrics._validate import as_integer, as_real
 from polars_fairmetrics.disparity import CRITERIA, Reference
@@ -174,7 +172,7 @@ class AuditOptions:
     def __post_init__(self) -> None:
         for f in fields(self):
             value = getattr(self, f.name)
-            if isinstance(value, np.generic):
+            if type(value).__module__ == "numpy" and getattr(value, "shape", None) == ():
                 # NumPy scalars (np.int64(1000) resamples) are taken as Python's numbers:
                 # the options are validated, printed and written to JSON as such
                 object.__setattr__(self, f.name, value.item())
