@@ -482,7 +482,8 @@ def summarize_between(
         .agg(
             lo.alias("min"),
             hi.alias("max"),
-            (-difference).alias("difference"),
+            # max − min; + 0.0 turns the −0.0 of tied groups (−(x − x)) into 0.0
+            (-difference + 0.0).alias("difference"),
             ratio.alias("ratio"),
             pl.when(any_defined & hib_first)
             .then(low_first)

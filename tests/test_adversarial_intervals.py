@@ -722,3 +722,18 @@ def test_between_groups_intervals_need_the_observed_table_of_point() -> None:
     assert_valid_intervals(good)
     with pytest.raises(InvalidOptionError, match="the observed group values give max − min"):
         with_intervals(point, reps, counts=other)
+
+
+def test_tied_groups_have_a_between_groups_difference_of_plus_zero() -> None:
+    """Before: groups with equal values gave max − min = −0.0 (printed "-0.0"), the negated
+    min − max; a max − min is never negative. Its max-t interval starts at 0 and holds it."""
+    df = _rows([(10, 5, 12, 6), (10, 5, 12, 6)])
+    out = pfm.bootstrap_metrics(
+        df, y_true="y", y_pred="p", by="g", what="between_groups", metrics="tpr", n_resamples=30
+    )
+    row = out.row(0, named=True)
+    assert row["difference"] == 0.0 and math.copysign(1.0, row["difference"]) == 1.0
+    assert row["ratio"] == 1.0
+    assert row["ci_method"] == "max-t" and row["difference_ci_low"] == 0.0
+    assert row["difference_ci_high"] > 0.0 and row["ratio_ci_high"] == 1.0
+    assert_valid_intervals(out)
