@@ -730,9 +730,11 @@ def _positions(n_def: Any, levels: Any) -> tuple[Any, Any, Any]:
 
 
 def _interpolate(a: Any, b: Any, frac: Any) -> Any:
-    """``a + frac (b - a)``, exactly ``a`` where ``frac`` is 0."""
-    val = a + frac * (b - a)
-    return np.where(frac == 0, a, val)
+    """``a + frac (b - a)``, exactly ``a`` where ``frac`` is 0 or ``a == b`` (also for two
+    infinite order statistics, whose difference is NaN)."""
+    with np.errstate(invalid="ignore"):
+        val = a + frac * (b - a)
+    return np.where((frac == 0) | (a == b), a, val)
 
 
 def _row_quantiles(sorted_x: Any, n_def: Any, levels: Any) -> Any:

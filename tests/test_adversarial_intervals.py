@@ -15,6 +15,7 @@ must satisfy are checked on random small tables against independent oracles:
 from __future__ import annotations
 
 import math
+import warnings
 from typing import Any
 
 import numpy as np
@@ -737,3 +738,27 @@ def test_tied_groups_have_a_between_groups_difference_of_plus_zero() -> None:
     assert row["ci_method"] == "max-t" and row["difference_ci_low"] == 0.0
     assert row["difference_ci_high"] > 0.0 and row["ratio_ci_high"] == 1.0
     assert_valid_intervals(out)
+
+
+def test_infinite_ratios_get_no_interval_and_no_numpy_warning() -> None:
+    """``zero_reference="infinity"``: a ratio against a reference whose value is 0 is ±inf, on
+    the observed data and in the resamples. Before: NumPy's "invalid value encountered in
+    subtract" (∞ − ∞ interpolating the quantiles; an error under -W error) and an interval
+    given for an infinite estimate."""
+    df = pl.DataFrame({"g": ["a"] * 30 + ["b"] * 30, "y": [1, 0] * 30, "p": [0] * 30 + [1, 0] * 15})
+    counts = pfm.confusion_counts(df, y_true="y", y_pred="p", by="g")
+    reps = resample_counts(counts, n_resamples=40)
+
+    def stat(table: pl.DataFrame) -> pl.DataFrame:
+        return pfm.disparities(
+            table, metrics="selection_rate", reference="a", zero_reference="infinity"
+        )
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        out = with_intervals(stat(counts), stat(reps))
+    assert_valid_intervals(out)
+    b = out.filter(pl.col("g") == "b").row(0, named=True)
+    assert b["ratio"] == math.inf and b["ratio_ci_low"] is None
+    assert "ratio: infinite on the observed data" in b["ci_note"]
+    assert b["difference_ci_low"] is not None  # the difference is finite and varies
