@@ -1490,12 +1490,24 @@ _MARGINS = ((0, 3), (1, 2), (0, 1), (2, 3))
 predicted positives, predicted negatives."""
 
 
+_CURVE_DENOMINATORS: dict[str, tuple[tuple[int, ...], ...]] = {
+    "roc_auc": (_MARGINS[0], _MARGINS[1]),
+    "average_precision": (_MARGINS[0],),
+    "aupr": (_MARGINS[0],),
+}
+"""The rows behind each curve summary (its ``support``: positive–negative pairs for ROC AUC,
+positives for the precision-recall summaries): the positives and the negatives margins."""
+
+
 @functools.cache
 def _denominator_cells(metric: str) -> tuple[tuple[int, ...], ...]:
     """The cell sets whose rows form a metric's denominator(s) (its ``support``), read from the
     metric registry by probing the support expression: a sum of cells gives that one set; a
     support that is not a sum of cells (a minimum of margins: balanced accuracy, MCC) gives the
-    four margins (the smallest effective size among them: conservative)."""
+    four margins (the smallest effective size among them: conservative). Curve summaries:
+    :data:`_CURVE_DENOMINATORS`."""
+    if metric in _CURVE_DENOMINATORS:
+        return _CURVE_DENOMINATORS[metric]
     names = [m for m in CRITERIA[metric].metrics] if metric in CRITERIA else [metric]
     out: list[tuple[int, ...]] = []
     for name in names:
@@ -1553,6 +1565,10 @@ def _effective_sizes(
     if not between and "n_w" not in point.columns:
         return None
     parts = [p for p in partitions_of(point.columns) if p != REPLICATE and p in counts.columns]
+    if "threshold" in counts.columns and "threshold" not in point.columns:
+        # statistics of a whole curve (its summaries): their rows are margins of a group,
+        # the same at every threshold of a thresholded count table; one threshold is read
+        counts = counts.filter(pl.col("threshold") == pl.col("threshold").min()).drop("threshold")
     keys = [c for c in counts.columns if c not in count_columns(counts.columns) and c not in parts]
     cells = counts.select(*parts, *keys, *[pl.col(c).cast(pl.Float64) for c in cols])
     n_rows = point.height

@@ -762,3 +762,54 @@ def test_infinite_ratios_get_no_interval_and_no_numpy_warning() -> None:
     assert b["ratio"] == math.inf and b["ratio_ci_low"] is None
     assert "ratio: infinite on the observed data" in b["ci_note"]
     assert b["difference_ci_low"] is not None  # the difference is finite and varies
+
+
+def test_weighted_curve_summaries_follow_the_effective_size_rule() -> None:
+    """Before: with heavy weights the true positive rates' intervals were withheld (effective
+    size 33 and 18) while ROC AUC, average precision and AUPR of the same rows got intervals
+    without a note: the rule did not know the summaries' rows, nor read a thresholded count
+    table, and the audit's curve table had no ``n_w``. Oracle: numpy's Kish size of each
+    group's positives (and negatives, for ROC AUC)."""
+    rng = np.random.default_rng(0)
+    n = 1500
+    df = pl.DataFrame(
+        {
+            "g": rng.choice(["a", "b"], n),
+            "y": rng.integers(0, 2, n),
+            "s": rng.random(n).round(3),
+            "w": rng.lognormal(0, 2.0, n),
+        }
+    )
+
+    def kish(w: Any) -> float:
+        return float(w.sum() ** 2 / (w**2).sum())
+
+    expected = {}
+    for g in ("a", "b"):
+        part = df.filter(pl.col("g") == g)
+        pos = kish(part.filter(pl.col("y") == 1)["w"].to_numpy())
+        neg = kish(part.filter(pl.col("y") == 0)["w"].to_numpy())
+        expected |= {(g, "roc_auc"): min(pos, neg), (g, "average_precision"): pos}
+        expected[(g, "aupr")] = pos
+    counts = pfm.confusion_counts(
+        df,
+        y_true="y",
+        y_score="s",
+        threshold=[0.2, 0.5, 0.8],
+        by="g",
+        weight="w",
+        weight_squares=True,
+    )
+    reps = resample_counts(counts, n_resamples=40)
+    direct = with_intervals(pfm.curve_summaries(counts), pfm.curve_summaries(reps), counts=counts)
+    audit = pfm.audit(
+        df, y_true="y", y_score="s", threshold=0.5, by="g", intervals=40, curves=True, weight="w"
+    )["curve_summaries"]
+    for out in (direct, audit):
+        assert_valid_intervals(out)
+        for row in out.iter_rows(named=True):
+            ess = expected[(row["g"], row["metric"])]
+            assert ess < 200 and row["ci_low"] is None
+            assert f"effective sample size {ess:.0f} < 200" in row["ci_note"]
+    unweighted = pfm.audit(df, y_true="y", y_score="s", threshold=0.5, by="g", intervals=40)
+    assert unweighted["curve_summaries"]["ci_low"].null_count() == 0

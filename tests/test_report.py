@@ -1190,11 +1190,13 @@ def test_curve_summaries_get_intervals_from_the_curve_cells(method: str) -> None
 
 def test_weighted_curve_summaries_get_intervals_from_squared_weights() -> None:
     """A weighted audit's curve table comes from the count scan with per-cell sums of squared
-    weights (the same grid): the same summaries as the curves module's, with intervals."""
+    weights (the same grid): the same summaries as the curves module's, with intervals — and
+    the same effective-size rule as every weighted interval (``counts=``: withheld below
+    ``WEIGHTED_MIN_ESS``; enough rows here for groups a and b to keep theirs)."""
     from polars_fairmetrics._validate import threshold_grid
     from polars_fairmetrics.bootstrap import resample_counts, with_intervals
 
-    df = _scored(9, n=400, weighted=True)
+    df = _scored(9, n=2000, weighted=True)
     opts: dict[str, Any] = {"y_true": "y", "y_score": "score", "by": "g", "weight": "w"}
     r = audit(df.lazy(), threshold=0.5, curve_bins=10, intervals=80, **opts)
     summ = r["curve_summaries"]
@@ -1205,7 +1207,9 @@ def test_weighted_curve_summaries_get_intervals_from_squared_weights() -> None:
         df, threshold=threshold_grid(10, (0.0, 1.0)), weight_squares=True, **opts
     )
     reps = resample_counts(table, n_resamples=80, seed=0)
-    want = with_intervals(pfm.curve_summaries(table), pfm.curve_summaries(reps), n_resamples=80)
+    want = with_intervals(
+        pfm.curve_summaries(table), pfm.curve_summaries(reps), n_resamples=80, counts=table
+    )
     # the audit's rule for groups with few of a class (positives for the PR summaries)
     want = withhold_curve_intervals(want, table, ["g"], "percentile")
     ci = ["g", "metric", "ci_low", "ci_high"]

@@ -428,13 +428,12 @@ def _curve_summaries(ctx: AuditContext) -> Section | None:
     names = list(dict.fromkeys(summaries["metric"].to_list())) or list(_SUMMARIES)
     # every group of the count table, with its counted and left-out rows (a group whose labels
     # are all null has no curve: its summaries are null, it does not disappear)
-    groups = ctx.counts.select(*lead, "n", "n_null").join(
-        pl.DataFrame({"metric": names}), how="cross"
-    )
+    sizes = ["n", "n_null", *(["n_w"] if "n_w" in ctx.counts.columns else [])]
+    groups = ctx.counts.select(*lead, *sizes).join(pl.DataFrame({"metric": names}), how="cross")
     out = groups.join(summaries, on=[*lead, "metric"], how="left", nulls_equal=True)
     out = attribute_order(
         finish(
-            out.select(*lead, "metric", "value", "n", "n_null"),
+            out.select(*lead, "metric", "value", *sizes),
             keys=list(ctx.spec.keys),
             order=names,
         ),
