@@ -137,6 +137,15 @@ printed kind covers at least 93 % in every weighted scenario. Max-t intervals (b
 equalized odds) cover 96-97 % at every :math:`n_\mathrm{eff}` of the study and are not
 withheld."""
 
+LOW_ESS_NOTE = (
+    "effective sample size {} < "
+    + f"{WEIGHTED_MIN_ESS}"
+    + " on weighted data (Kish: (Σw)² / Σw²): percentile and BCa intervals under-cover there "
+    "(91-93 % at nominal 95 % in the coverage study)"
+)
+"""``ci_note`` of an interval withheld by :data:`WEIGHTED_MIN_ESS` (``{}``: the effective
+size, rounded; a template for ``str.format`` and ``pl.format``)."""
+
 MAX_DRAW_BYTES = 1 << 30
 """Most memory the drawn replicate arrays may take (B × cells); above it a clear error."""
 
@@ -1648,11 +1657,7 @@ def _withhold_low_ess(
         if exact[i] or ci_method[i] == MAX_T or math.isnan(low[i]) or not ess[i] < WEIGHTED_MIN_ESS:
             continue
         low[i] = high[i] = np.nan
-        notes[i] = (
-            f"effective sample size {ess[i]:.0f} < {WEIGHTED_MIN_ESS} on weighted data (Kish: "
-            "(Σw)² / Σw²): percentile and BCa intervals under-cover there (91-93 % at "
-            "nominal 95 % in the coverage study)"
-        )
+        notes[i] = LOW_ESS_NOTE.format(f"{ess[i]:.0f}")
 
 
 def _nonsmooth_criteria(

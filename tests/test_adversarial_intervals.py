@@ -813,3 +813,42 @@ def test_weighted_curve_summaries_follow_the_effective_size_rule() -> None:
             assert f"effective sample size {ess:.0f} < 200" in row["ci_note"]
     unweighted = pfm.audit(df, y_true="y", y_score="s", threshold=0.5, by="g", intervals=40)
     assert unweighted["curve_summaries"]["ci_low"].null_count() == 0
+
+
+def test_weighted_ensemble_means_follow_the_effective_size_rule() -> None:
+    """Before: the audit's ensemble means (stability section) got intervals on heavily
+    weighted rows (Kish size 57 of 1500 rows) with no note, while every other weighted interval
+    is withheld below 200. Oracle: numpy's Kish size of each group's rows; equal weights are
+    the unweighted bootstrap (same intervals)."""
+    rng = np.random.default_rng(0)
+    n = 3000
+    s = rng.random(n)
+    df = pl.DataFrame(
+        {
+            "g": rng.choice(["a", "b"], n),
+            "y": rng.integers(0, 2, n),
+            "m1": s,
+            "m2": np.clip(s + rng.normal(0, 0.3, n), 0, 1),
+            "m3": np.clip(s + rng.normal(0, 0.4, n), 0, 1),
+            "w": rng.lognormal(0, 2.5, n),
+        }
+    ).with_columns(p=(pl.col("m1") > 0.5).cast(pl.Int64))
+    opts: dict[str, Any] = {
+        "y_true": "y",
+        "y_pred": "p",
+        "by": "g",
+        "models": ["m1", "m2", "m3"],
+        "intervals": 30,
+    }
+    heavy = pfm.audit(df, weight="w", **opts)["stability"]
+    assert_valid_intervals(heavy)
+    for row in heavy.iter_rows(named=True):
+        w = df.filter(pl.col("g") == row["g"])["w"].to_numpy()
+        ess = w.sum() ** 2 / (w**2).sum()
+        assert row["ci_low"] is None
+        assert f"effective sample size {ess:.0f} < 200" in row["ci_note"]
+    equal = pfm.audit(df.with_columns(w=pl.lit(2.0)), weight="w", **opts)["stability"]
+    plain = pfm.audit(df, **opts)["stability"]
+    cols = ["g", "metric", "ci_low", "ci_high", "ci_note"]
+    assert_frame_equal(equal.select(cols), plain.select(cols), check_exact=False, rel_tol=1e-9)
+    assert plain["ci_low"].null_count() == 0

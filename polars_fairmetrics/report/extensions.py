@@ -236,7 +236,7 @@ def _stability_intervals(ctx: AuditContext, table: pl.DataFrame) -> tuple[pl.Dat
     shapes = []
     for attribute in ctx.spec.attributes:
         keys = list(ctx.spec.keys_of(attribute))
-        shapes.append(_keyed(stability_skewness(rows, keys), ctx, attribute))
+        shapes.append(_keyed(stability_skewness(rows, keys, weight), ctx, attribute))
         reps = replicate_group_means(
             rows,
             by=keys,
@@ -252,7 +252,8 @@ def _stability_intervals(ctx: AuditContext, table: pl.DataFrame) -> tuple[pl.Dat
     replicates = pl.concat(
         [p.select(*lead, "replicate", "metric", "value") for p in done[: len(parts)]]
     )
-    skewness = pl.concat([p.select(*lead, "metric", "skewness") for p in done[len(parts) :]])
+    shape_cols = ["skewness", *(["ess"] if weight is not None else [])]
+    skewness = pl.concat([p.select(*lead, "metric", *shape_cols) for p in done[len(parts) :]])
     method = "percentile" if opts.ci_method == "bca" else opts.ci_method
     out = attribute_order(
         with_intervals(
@@ -274,16 +275,36 @@ def _stability_intervals(ctx: AuditContext, table: pl.DataFrame) -> tuple[pl.Dat
     return out, notes
 
 
-def stability_skewness(rows: pl.DataFrame, keys: list[str]) -> pl.LazyFrame:
+def stability_skewness(
+    rows: pl.DataFrame, keys: list[str], weight: str | None = None
+) -> pl.LazyFrame:
     """Each group's sample skewness γ of each per-row ensemble metric (``keys``, ``metric``,
-    ``skewness``; rows unweighted)."""
+    ``skewness``; rows unweighted) and, with ``weight``, ``ess``: the Kish effective size
+    (Σw)² / Σw² of its rows with a value (infinite where their weights are all equal: then the
+    weighted bootstrap is the unweighted one)."""
     names = list(STABILITY_METRICS)
-    return (
+    out = (
         rows.lazy()
         .group_by(keys)
         .agg([pl.col(v).cast(pl.Float64).skew().alias(v) for v in names])
         .unpivot(index=keys, on=names, variable_name="metric", value_name="skewness")
     )
+    if weight is None:
+        return out
+
+    def kish(v: str) -> pl.Expr:
+        w = pl.col(weight).cast(pl.Float64).filter(pl.col(v).is_not_null())
+        ess = w.sum() ** 2 / (w * w).sum()
+        equal = w.min() == w.max()
+        return pl.when(equal).then(float("inf")).otherwise(ess).alias(v)
+
+    sizes = (
+        rows.lazy()
+        .group_by(keys)
+        .agg([kish(v) for v in names])
+        .unpivot(index=keys, on=names, variable_name="metric", value_name="ess")
+    )
+    return out.join(sizes, on=[*keys, "metric"], how="left", nulls_equal=True)
 
 
 def withhold_stability_intervals(
@@ -299,7 +320,7 @@ def withhold_stability_intervals(
     found these intervals below 93 % at nominal 95 % with groups of ≈ 30 rows (88-93 %) and
     with rare disagreements (γ ≈ 4-16 on 1000 rows: 86-92 %)."""
     joined = with_ci.join(
-        skewness.select(*on, "metric", "skewness"),
+        skewness.select(*on, "metric", "skewness", *(["ess"] if "ess" in skewness.columns else [])),
         on=[*on, "metric"],
         how="left",
         nulls_equal=True,
@@ -318,7 +339,15 @@ def withhold_stability_intervals(
         pl.lit(STABILITY_MAX_MEAN_SKEW),
         pl.col("n"),
     )
-    return withhold(joined, too_skewed, note).drop("skewness")
+    out = withhold(joined, too_skewed, note).drop("skewness")
+    if "ess" not in out.columns:
+        return out
+    # weighted rows: the effective-size rule of every weighted interval (bootstrap.py)
+    from polars_fairmetrics.bootstrap import LOW_ESS_NOTE, WEIGHTED_MIN_ESS
+
+    low_ess = (pl.col("ci_low").is_not_null() & (pl.col("ess") < WEIGHTED_MIN_ESS)).fill_null(False)
+    ess_note = pl.format(LOW_ESS_NOTE, pl.col("ess").round(0).cast(pl.Int64))
+    return withhold(out, low_ess, ess_note).drop("ess")
 
 
 def _stability_distribution(ctx: AuditContext) -> Section | None:
