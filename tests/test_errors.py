@@ -680,6 +680,30 @@ CATALOG: list[Entry] = [
         r'g="a", g="b", g="c"',
     ),
     Entry(
+        "reference_of_another_type",
+        "a reference value of another type than its group column (`reference=1` for a text "
+        'column, `"1"` or `True` for an integer column, the text `"2020-01-01"` for a Date '
+        "column)",
+        "error naming the value, the column and its dtype: keys are typed, a value is never cast "
+        'to the column (`"1"` is not group 1)',
+        base(g=[1, 1, 2, 2, 3]),
+        lambda d: pfm.disparities(d, y_true="y", y_pred="p", by="g", reference="1"),
+        ReferenceGroupError,
+        r"reference value '1' \(str\) cannot name a group of column 'g' \(group\), which has "
+        r"dtype Int64",
+        "build",
+    ),
+    Entry(
+        "reference_not_a_value_of_the_dtype",
+        "a numeric reference that no value of the integer group column equals (`reference=1.5`)",
+        "the group is absent (never truncated to group 1): error naming the value and the groups "
+        "present",
+        base(g=[1, 1, 2, 2, 3]),
+        lambda d: pfm.disparities(d, y_true="y", y_pred="p", by="g", reference=1.5),
+        ReferenceGroupError,
+        r"reference group 1\.5 not found in \['g'\].*groups present: g=1, g=2, g=3",
+    ),
+    Entry(
         "expression_third_label",
         "a third label in `pl.col(p).fair.<metric>(y_true=...)`",
         "Polars' `InvalidOperationError` (a native expression cannot raise the package's "

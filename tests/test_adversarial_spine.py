@@ -1,0 +1,258 @@
+"""Adversarial inputs for the spine, checked against a brute-force oracle in plain Python.
+
+Each test targets a class of inputs on which the public API could give a silently wrong number,
+an unclear error, lost rows, or different answers on the two engines: typed group keys of every
+dtype (nulls, NaN, empty strings, unused Enum categories), references named by a value of another
+type, ties between groups, weights at their edges. The oracle is a loop over the rows; no number
+is taken from the package itself.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+import polars as pl
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import polars_fairmetrics as pfm
+from polars_fairmetrics.exceptions import ReferenceGroupError
+
+ENGINES = ("in-memory", "streaming")
+FEW = settings(max_examples=max(10, settings().max_examples // 2))
+"""Each example runs three queries (eager, and lazy on both engines): half of the
+profile's examples keeps the file fast."""
+
+
+def _key(value: Any) -> Any:
+    """A hashable oracle key: NaN is one group (as Polars groups it), -0.0 is 0.0."""
+    if isinstance(value, float) and math.isnan(value):
+        return "NaN"
+    if isinstance(value, tuple):
+        return tuple(_key(v) for v in value)
+    return value
+
+
+def oracle_counts(
+    rows: Sequence[dict[str, Any]], keys: Sequence[str], weight: str | None = None
+) -> dict[Any, dict[str, float]]:
+    """Per-group confusion counts by a loop over the rows (labels and predictions 0/1)."""
+    out: dict[Any, dict[str, float]] = {}
+    for row in rows:
+        key = _key(tuple(row[k] for k in keys))
+        d = out.setdefault(
+            key, {c: 0 for c in ("tp", "fp", "tn", "fn", "n_null", "tp_w", "fp_w", "tn_w", "fn_w")}
+        )
+        y, p = row["y"], row["p"]
+        w = row[weight] if weight else 1.0
+        if y is None or p is None or w is None:
+            d["n_null"] += 1
+            continue
+        cell = ("t" if bool(y) == bool(p) else "f") + ("p" if p else "n")
+        d[cell] += 1
+        d[f"{cell}_w"] += w
+    return out
+
+
+def _all_results(make: Callable[[pl.DataFrame | pl.LazyFrame], Any], df: pl.DataFrame) -> list[Any]:
+    """``make`` on the DataFrame, and on the LazyFrame collected by each engine."""
+    out = [make(df)]
+    lazy = make(df.lazy())
+    assert isinstance(lazy, pl.LazyFrame)
+    out += [lazy.collect(engine=e) for e in ENGINES]
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Group keys of every dtype: counts against the oracle, on both engines
+# ---------------------------------------------------------------------------------------------
+
+_KEY_VALUES: dict[str, tuple[pl.DataType, list[Any]]] = {
+    "enum_unused_categories": (pl.Enum(["z", "b", "a", "unused"]), ["a", "b", "z", None]),
+    "categorical": (pl.Categorical(), ["a", "b", "", None]),
+    "boolean": (pl.Boolean(), [True, False, None]),
+    "int8_extremes": (pl.Int8(), [-128, 127, 0, None]),
+    "uint64_extremes": (pl.UInt64(), [2**64 - 1, 0, 2**63, None]),
+    "float_nan_signed_zero": (pl.Float64(), [0.5, float("nan"), -0.0, 0.0, None]),
+    "float32": (pl.Float32(), [0.5, float("nan"), 1.0, None]),
+    "date": (pl.Date(), [dt.date(2020, 1, 1), dt.date(1900, 1, 1), None]),
+    "datetime": (pl.Datetime("us"), [dt.datetime(2020, 1, 1), dt.datetime(1970, 1, 1), None]),
+    "string_empty_and_null_text": (pl.String(), ["", "null", "None", None]),
+}
+
+
+@FEW
+@given(case=st.sampled_from(list(_KEY_VALUES)), data=st.data())
+def test_counts_by_typed_keys_match_the_oracle(case: str, data: st.DataObject) -> None:
+    dtype, values = _KEY_VALUES[case]
+    n = data.draw(st.integers(0, 12))
+    g = data.draw(st.lists(st.sampled_from(values), min_size=n, max_size=n))
+    labels = st.lists(st.sampled_from([0, 1, None]), min_size=n, max_size=n)
+    weights = st.lists(
+        st.sampled_from([0.0, 0.5, 1.0, 3.25, 1e-300, 1e12, None]), min_size=n, max_size=n
+    )
+    df = pl.DataFrame(
+        {
+            "g": pl.Series(g, dtype=dtype),
+            "y": pl.Series(data.draw(labels), dtype=pl.Int64),
+            "p": pl.Series(data.draw(labels), dtype=pl.Int64),
+            "w": pl.Series(data.draw(weights), dtype=pl.Float64),
+        }
+    )
+    expected = oracle_counts(df.rows(named=True), ["g"], "w")
+    for table in _all_results(
+        lambda d: pfm.confusion_counts(d, y_true="y", y_pred="p", by="g", weight="w"), df
+    ):
+        assert table.schema["g"] == df.schema["g"]  # keys keep their type
+        got = {_key((r["g"],)): r for r in table.iter_rows(named=True)}
+        assert set(got) == set(expected)
+        assert int(table["n"].sum()) + int(table["n_null"].sum()) == n  # no row lost
+        for key, want in expected.items():
+            row = got[key]
+            for c in ("tp", "fp", "tn", "fn", "n_null"):
+                assert row[c] == want[c], (key, c)
+            for c in ("tp_w", "fp_w", "tn_w", "fn_w"):
+                assert row[c] == pytest.approx(want[c], rel=1e-12, abs=0.0), (key, c)
+
+
+# ---------------------------------------------------------------------------------------------
+# A named reference is a typed value of its column
+# ---------------------------------------------------------------------------------------------
+
+
+@FEW
+@given(
+    groups=st.lists(st.integers(-3, 3), min_size=1, max_size=10),
+    reference=st.one_of(
+        st.integers(-4, 4),
+        st.floats(-4, 4, allow_nan=False).filter(lambda x: x * 2 == int(x * 2)),
+        st.just(2**70),
+        st.just(float("nan")),
+    ),
+    dtype=st.sampled_from([pl.Int8, pl.Int64, pl.UInt16]),
+)
+def test_numeric_reference_matches_only_an_equal_group(
+    groups: list[int], reference: float, dtype: type[pl.DataType]
+) -> None:
+    """A reference 1.5 of an integer column is absent, never group 1 (cast would truncate)."""
+    df = pl.DataFrame({"g": groups, "y": [1] * len(groups), "p": [1] * len(groups)})
+    df = df.filter(pl.col("g") >= 0) if dtype == pl.UInt16 else df
+    if df.height == 0:
+        return
+    df = df.with_columns(pl.col("g").cast(dtype))
+    present = {g for g in df["g"].to_list() if g == reference}  # Python equality: the oracle
+
+    def make(d: Any) -> Any:
+        return pfm.disparities(
+            d, y_true="y", y_pred="p", by="g", metrics="tpr", reference=reference
+        )
+
+    if not present:
+        with pytest.raises(ReferenceGroupError, match="not found"):
+            make(df)
+        for engine in ENGINES:
+            with pytest.raises(ReferenceGroupError, match="not found"):
+                make(df.lazy()).collect(engine=engine)
+        return
+    for table in _all_results(make, df):
+        assert set(table.filter("is_reference")["g"].to_list()) == present
+
+
+@pytest.mark.parametrize(
+    ("values", "reference"),
+    [
+        (["a", "b"], 1),
+        ([1, 2], "1"),
+        ([1, 2], True),
+        ([True, False], 1),
+        ([0.5, 1.0], "0.5"),
+        ([dt.date(2020, 1, 1), dt.date(2020, 1, 2)], "2020-01-01"),
+    ],
+)
+def test_reference_of_another_type_is_an_error_naming_the_column(
+    values: list[Any], reference: Any
+) -> None:
+    df = pl.DataFrame({"g": values, "y": [1, 0], "p": [1, 1]})
+    for data in (df, df.lazy()):  # raised when the query is built
+        with pytest.raises(ReferenceGroupError, match=r"cannot name a group of column 'g'"):
+            pfm.disparities(data, y_true="y", y_pred="p", by="g", reference=reference)
+        with pytest.raises(ReferenceGroupError, match=r"column 'g' \(group\), which has dtype"):
+            pfm.fairness_criteria(data, y_true="y", y_pred="p", by="g", reference=reference)
+
+
+def test_audit_checks_the_reference_as_the_engine_matches_it() -> None:
+    """The report's up-front check and the comparisons agree: 1.5 is not group 1."""
+    df = pl.DataFrame({"g": [1, 1, 2, 2], "y": [1, 0, 1, 0], "p": [1, 0, 0, 1]})
+    with pytest.raises(ReferenceGroupError, match=r"1\.5"):
+        pfm.audit(df, y_true="y", y_pred="p", by="g", reference=1.5)
+    with pytest.raises(ReferenceGroupError, match=r'reference group g="1" not found'):
+        pfm.audit(df, y_true="y", y_pred="p", by="g", reference="1")
+    report = pfm.audit(df, y_true="y", y_pred="p", by="g", reference=1.0)
+    assert report is not None
+
+
+# ---------------------------------------------------------------------------------------------
+# Between groups: ties are broken by the keys, whatever the row order and the engine
+# ---------------------------------------------------------------------------------------------
+
+
+@FEW
+@given(
+    cells=st.lists(
+        st.tuples(st.integers(0, 2), st.integers(0, 2), st.integers(0, 2), st.integers(0, 2)),
+        min_size=1,
+        max_size=12,
+    ),
+    seed=st.integers(0, 2**16),
+)
+def test_worst_and_best_group_ties_go_to_the_first_key(
+    cells: list[tuple[int, int, int, int]], seed: int
+) -> None:
+    n = len(cells)
+    table = pl.DataFrame(
+        {
+            "g": list(range(n)),
+            "tp": [c[0] for c in cells],
+            "fp": [c[1] for c in cells],
+            "tn": [c[2] for c in cells],
+            "fn": [c[3] for c in cells],
+        }
+    )
+    table = table.with_columns(n=pl.sum_horizontal("tp", "fp", "tn", "fn"))
+    tpr = {g: (c[0] / (c[0] + c[3]) if c[0] + c[3] else None) for g, c in enumerate(cells)}
+    defined = {g: v for g, v in tpr.items() if v is not None}
+    shuffled = table.sample(fraction=1.0, shuffle=True, seed=seed)
+    for t in _all_results(lambda d: pfm.between_groups(d, metrics="tpr"), shuffled):
+        row = t.row(0, named=True)
+        assert row["n_groups"] == n and row["n_undefined"] == n - len(defined)
+        if not defined:
+            assert row["worst_group"] is None and row["best_group"] is None
+            continue
+        low, high = min(defined.values()), max(defined.values())
+        worst = min(g for g, v in defined.items() if v == low)
+        best = min(g for g, v in defined.items() if v == high)
+        assert row["worst_group"] == {"g": worst} and row["best_group"] == {"g": best}
+        assert row["min"] == low and row["max"] == high
+        assert row["ratio"] == (low / high if high else None)
+
+
+def test_worst_group_of_many_tied_groups_is_stable_across_engines() -> None:
+    """Thousands of tied groups: the streaming engine's row order must not pick the group."""
+    g = 20_000
+    df = pl.DataFrame(
+        {
+            "g": np.repeat(np.arange(g), 4),
+            "y": np.tile([1, 0, 1, 0], g),
+            "p": np.tile([1, 1, 0, 0], g),
+        }
+    )
+    counts = pfm.confusion_counts(df, y_true="y", y_pred="p", by="g")
+    for source in (counts, counts.reverse(), counts.sample(fraction=1.0, shuffle=True, seed=3)):
+        for t in _all_results(lambda d: pfm.between_groups(d, metrics="accuracy"), source):
+            assert t["worst_group"].to_list() == [{"g": 0}]
+            assert t["best_group"].to_list() == [{"g": 0}]
