@@ -69,6 +69,10 @@ __all__ = [
 ]
 
 
+_HALF_MAX = 8e307
+"""Sums above this may overflow Float64 when doubled (the largest double is about 1.8e308)."""
+
+
 def safe_div(numerator: pl.Expr, denominator: pl.Expr) -> pl.Expr:
     """``numerator / denominator`` as Float64, null where the denominator is 0 (or null).
 
@@ -521,7 +525,14 @@ def f1_score(c: Counts) -> pl.Expr:
     >>> round(df.select(f1_score(Counts.from_rows("pred", y_true="y"))).item(), 4)
     0.6667
     """
-    return safe_div(2 * c.tp, 2 * c.tp + c.fp + c.fn)
+    # near the top of Float64 (weighted sums), 2·TP + FP + FN overflows: the same quotient
+    # halved, TP / (TP + FP/2 + FN/2) (halving is exact there; below, it could underflow)
+    huge = (c.tp + c.fp + c.fn) > _HALF_MAX
+    return (
+        pl.when(huge)
+        .then(safe_div(c.tp, c.tp + c.fp / 2 + c.fn / 2))
+        .otherwise(safe_div(2 * c.tp, 2 * c.tp + c.fp + c.fn))
+    )
 
 
 @_named
@@ -617,7 +628,9 @@ def matthews_corrcoef(c: Counts) -> pl.Expr:
 
     Formula: (TP·TN − FP·FN) / sqrt((TP + FP)(TP + FN)(TN + FP)(TN + FN)). Undefined when any
     of the four margins is 0 (scikit-learn returns 0 there; we return null).
-    Range [−1, 1], higher is better.
+    Range [−1, 1], higher is better. Computed as the equal
+    sqrt(TPR·TNR·PPV·NPV) − sqrt(FNR·FPR·FOR·FDR), whose factors are rates: no product of
+    (weighted) counts overflows or underflows.
 
     Examples
     --------
@@ -626,9 +639,15 @@ def matthews_corrcoef(c: Counts) -> pl.Expr:
     >>> round(df.select(matthews_corrcoef(Counts.from_rows("pred", y_true="y"))).item(), 4)
     0.1667
     """
-    f = [x.cast(pl.Float64) for x in (c.tp, c.fp, c.tn, c.fn)]
-    tp, fp, tn, fn = f
-    return safe_div(tp * tn - fp * fn, ((tp + fp) * (tp + fn) * (tn + fp) * (tn + fn)).sqrt())
+    # The same value written with the eight rates (each a quotient in [0, 1]):
+    #   MCC = sqrt(TPR·TNR·PPV·NPV) − sqrt(FNR·FPR·FOR·FDR),
+    # null exactly when a margin is 0. The products of counts of the textbook form overflow for
+    # large weighted sums (inf · 0 is NaN, inf / inf is NaN) and underflow to 0 for tiny ones.
+    agree = true_positive_rate(c) * true_negative_rate(c)
+    agree = agree * positive_predictive_value(c) * negative_predictive_value(c)
+    disagree = false_negative_rate(c) * false_positive_rate(c)
+    disagree = disagree * false_omission_rate(c) * false_discovery_rate(c)
+    return agree.sqrt() - disagree.sqrt()
 
 
 # ---------------------------------------------------------------------------------------------

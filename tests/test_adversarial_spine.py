@@ -256,3 +256,202 @@ def test_worst_group_of_many_tied_groups_is_stable_across_engines() -> None:
         for t in _all_results(lambda d: pfm.between_groups(d, metrics="accuracy"), source):
             assert t["worst_group"].to_list() == [{"g": 0}]
             assert t["best_group"].to_list() == [{"g": 0}]
+
+
+# ---------------------------------------------------------------------------------------------
+# Weighted sums at the edges of Float64: no NaN, no infinity, no spurious null
+# ---------------------------------------------------------------------------------------------
+
+
+def _exact_metrics(tp: float, fp: float, tn: float, fn: float) -> dict[str, float | None]:
+    """MCC and F1 in 60-digit decimal arithmetic (no overflow, no underflow)."""
+    import decimal
+
+    ctx = decimal.Context(prec=60, Emax=10**6, Emin=-(10**6))
+    a, b, c, d = (ctx.create_decimal(x) for x in (tp, fp, tn, fn))
+    margins = ctx.multiply(ctx.multiply(a + b, a + d), ctx.multiply(c + b, c + d))
+    mcc = None if margins == 0 else float(ctx.divide(a * c - b * d, ctx.sqrt(margins)))
+    f1_den = 2 * a + b + d
+    f1 = None if f1_den == 0 else float(ctx.divide(2 * a, f1_den))
+    return {"matthews_corrcoef": mcc, "f1_score": f1}
+
+
+@FEW
+@given(
+    cells=st.lists(st.tuples(*[st.integers(0, 9)] * 4), min_size=1, max_size=6),
+    scale=st.sampled_from([5e-324, 1e-300, 1e-150, 1e-80, 1.0, 1e80, 1e150, 1e300, 2e307]),
+)
+def test_mcc_and_f1_of_extreme_weighted_sums_match_exact_arithmetic(
+    cells: list[tuple[int, int, int, int]], scale: float
+) -> None:
+    """MCC's textbook form multiplies four margins: weighted sums of 1e100 overflow it (inf,
+    then NaN), sums of 1e-100 underflow it (0, a spurious null); F1's 2·TP overflows above
+    9e307. The metric is scale-invariant: the answer is the one of the small integers."""
+    cols = ("tp", "fp", "tn", "fn")
+    table = pl.DataFrame(
+        {
+            "g": list(range(len(cells))),
+            **{c: [cell[i] for cell in cells] for i, c in enumerate(cols)},
+            **{f"{c}_w": [cell[i] * scale for cell in cells] for i, c in enumerate(cols)},
+        }
+    )
+    table = table.filter(
+        pl.sum_horizontal([f"{c}_w" for c in cols]).is_finite()  # a finite total, as counted
+    )
+    for t in _all_results(
+        lambda d: pfm.metrics_from_counts(d, metrics=["mcc", "f1"], wide=True), table
+    ):
+        for row in t.iter_rows(named=True):
+            cell = cells[row["g"]]
+            want = _exact_metrics(*(x * scale for x in cell))
+            for name, expected in want.items():
+                got = row[name]
+                if expected is None:
+                    assert got is None, (name, cell, scale, got)
+                else:
+                    assert got is not None and math.isfinite(got), (name, cell, scale, got)
+                    assert got == pytest.approx(expected, rel=1e-12, abs=1e-15), (name, cell)
+
+
+def test_huge_row_weights_give_no_nan_metric() -> None:
+    """Finite weights whose total is finite (1e300 per row): every metric a number or null."""
+    df = pl.DataFrame(
+        {
+            "g": ["a", "a", "a", "b", "b"],
+            "y": [1, 0, 0, 1, 0],
+            "p": [1, 1, 0, 1, 1],
+            "w": [1e300, 1e300, 5e299, 1e300, 1e300],
+        }
+    )
+    for t in _all_results(
+        lambda d: pfm.group_metrics(d, y_true="y", y_pred="p", by="g", weight="w"), df
+    ):
+        values = [v for v in t["value"].to_list() if v is not None]
+        assert all(math.isfinite(v) for v in values)
+        mcc = t.filter(pl.col("g") == "a", pl.col("metric") == "matthews_corrcoef")
+        assert mcc["value"].item() == pytest.approx(
+            _exact_metrics(1e300, 1e300, 5e299, 0.0)["matthews_corrcoef"] or 0.0
+        )
+
+
+# ---------------------------------------------------------------------------------------------
+# Disparities and criteria against the oracle: every reference, null groups, intersections
+# ---------------------------------------------------------------------------------------------
+
+
+def _rate(num: float, den: float) -> float | None:
+    return None if den == 0 else num / den
+
+
+_ORACLE_RATES: dict[str, Callable[[dict[str, float]], float | None]] = {
+    "selection_rate": lambda c: _rate(c["tp"] + c["fp"], c["tp"] + c["fp"] + c["tn"] + c["fn"]),
+    "true_positive_rate": lambda c: _rate(c["tp"], c["tp"] + c["fn"]),
+    "false_positive_rate": lambda c: _rate(c["fp"], c["fp"] + c["tn"]),
+    "false_negative_rate": lambda c: _rate(c["fn"], c["tp"] + c["fn"]),
+    "positive_predictive_value": lambda c: _rate(c["tp"], c["tp"] + c["fp"]),
+}
+
+
+def _cells(counts: dict[str, float], weighted: bool) -> dict[str, float]:
+    return {c: counts[f"{c}_w" if weighted else c] for c in ("tp", "fp", "tn", "fn")}
+
+
+def _sum_cells(groups: Sequence[dict[str, float]]) -> dict[str, float]:
+    return {c: sum(g[c] for g in groups) for c in ("tp", "fp", "tn", "fn")}
+
+
+_REFERENCES = ("overall", "rest", "largest", "named", "named_null")
+
+
+@FEW
+@given(
+    rows=st.lists(
+        st.tuples(
+            st.sampled_from(["a", "b", "", None]),
+            st.sampled_from([1, 2, None]),
+            st.sampled_from([0, 1]),
+            st.sampled_from([0, 1, None]),
+            st.sampled_from([0.0, 0.5, 1.0, 2.0]),
+        ),
+        min_size=1,
+        max_size=14,
+    ),
+    two_keys=st.booleans(),
+    weighted=st.booleans(),
+    reference=st.sampled_from(_REFERENCES),
+)
+def test_disparities_match_the_oracle(
+    rows: list[tuple[Any, ...]], two_keys: bool, weighted: bool, reference: str
+) -> None:
+    df = pl.DataFrame(
+        rows,
+        schema={"s": pl.String, "k": pl.Int8, "y": pl.Int64, "p": pl.Int64, "w": pl.Float64},
+        orient="row",
+    )
+    keys = ["s", "k"] if two_keys else ["s"]
+    groups = oracle_counts(df.rows(named=True), keys, "w" if weighted else None)
+    cells = {g: _cells(c, weighted) for g, c in groups.items()}
+    sizes = {g: c["tp"] + c["fp"] + c["tn"] + c["fn"] for g, c in groups.items()}  # rows
+    ordered = sorted(groups, key=lambda g: tuple((v is None, v) for v in g))
+    first = ordered[0]
+    ref: Any
+    if reference == "named":
+        ref = first if two_keys else first[0]
+    elif reference == "named_null":
+        ref = {"s": None, "k": None} if two_keys else {"s": None}
+    else:
+        ref = reference
+
+    def reference_cells(g: Any) -> dict[str, float] | None:
+        if reference == "overall":
+            return _sum_cells(list(cells.values()))
+        if reference == "rest":
+            return _sum_cells([c for h, c in cells.items() if h != g])
+        if reference == "largest":
+            most = max(sizes.values())
+            return cells[next(h for h in ordered if sizes[h] == most)]
+        target = first if reference == "named" else (None,) * len(keys)
+        return cells.get(target)
+
+    if reference == "named_null" and (None,) * len(keys) not in cells:
+        with pytest.raises(ReferenceGroupError):
+            pfm.disparities(df, y_true="y", y_pred="p", by=keys, reference=ref)
+        return
+    names = list(_ORACLE_RATES)
+
+    def make(d: Any) -> Any:
+        return pfm.disparities(
+            d,
+            y_true="y",
+            y_pred="p",
+            by=keys,
+            weight="w" if weighted else None,
+            metrics=names,
+            reference=ref,
+            wide=True,
+        )
+
+    for t in _all_results(make, df):
+        assert t.height == len(groups)
+        for row in t.iter_rows(named=True):
+            g = tuple(row[k] for k in keys)
+            own, other = cells[g], reference_cells(g)
+            assert other is not None
+            for m in names:
+                value, ref_value = _ORACLE_RATES[m](own), _ORACLE_RATES[m](other)
+                for got, want in (
+                    (row[m], value),
+                    (row[f"{m}_reference_value"], ref_value),
+                    (
+                        row[f"{m}_difference"],
+                        None if value is None or ref_value is None else value - ref_value,
+                    ),
+                    (
+                        row[f"{m}_ratio"],
+                        None if value is None or not ref_value else value / ref_value,
+                    ),
+                ):
+                    if want is None:
+                        assert got is None, (m, g, reference)
+                    else:
+                        assert got == pytest.approx(want, rel=1e-12, abs=1e-12), (m, g, reference)
