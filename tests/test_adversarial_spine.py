@@ -395,8 +395,8 @@ def test_disparities_match_the_oracle(
     ordered = sorted(groups, key=lambda g: tuple((v is None, v) for v in g))
     first = ordered[0]
     ref: Any
-    if reference == "named":
-        ref = first if two_keys else first[0]
+    if reference == "named":  # a tuple, a value, or a mapping for the null group
+        ref = first if two_keys else first[0] if first[0] is not None else {"s": None}
     elif reference == "named_null":
         ref = {"s": None, "k": None} if two_keys else {"s": None}
     else:
