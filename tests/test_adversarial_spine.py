@@ -455,3 +455,37 @@ def test_disparities_match_the_oracle(
                         assert got is None, (m, g, reference)
                     else:
                         assert got == pytest.approx(want, rel=1e-12, abs=1e-12), (m, g, reference)
+
+
+# ---------------------------------------------------------------------------------------------
+# The report's JSON: every group stays apart (NaN is not null) and reads back exactly
+# ---------------------------------------------------------------------------------------------
+
+
+def test_report_json_keeps_a_nan_group_apart_from_the_null_group() -> None:
+    import json
+
+    from polars.testing import assert_frame_equal
+
+    df = pl.DataFrame(
+        {
+            "g": [0.5, float("nan"), 0.5, float("nan"), None, None, float("inf"), -0.0],
+            "y": [1, 0, 1, 0, 1, 1, 0, 1],
+            "p": [1, 1, 0, 0, 1, None, 0, 1],
+        }
+    )
+    report = pfm.audit(df, y_true="y", y_pred="p", by="g")
+    doc = json.loads(report.to_json())
+    non_finite = {"NaN", "Infinity", "-Infinity"}
+    for name in report.section_names:
+        rows = doc["sections"][name]["rows"]
+        table = report[name]
+        if "g" in table.columns:  # the groups, as written: four distinct keys
+            written = {json.dumps(r["g"]) for r in rows}
+            assert len(written) == table["g"].n_unique()
+        for row in rows:  # the strings of the non-finite floats read back as floats
+            for k, v in row.items():
+                if isinstance(v, str) and v in non_finite and table.schema[k] == pl.Float64:
+                    row[k] = float(v)
+        back = pl.DataFrame(rows, schema=table.schema, orient="row")
+        assert_frame_equal(back, table)
