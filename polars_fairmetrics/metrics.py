@@ -35,6 +35,7 @@ from polars_fairmetrics.exceptions import (
     MSG_NEGATIVE_WEIGHT,
     MSG_NONFINITE_WEIGHT,
     MSG_THIRD_LABEL,
+    MSG_WEIGHT_OVERFLOW,
     InvalidOptionError,
 )
 from polars_fairmetrics.inputs import accepts_tables
@@ -163,11 +164,14 @@ def _label_guard(raw: pl.Expr, role: str, pos: Label, neg: Label) -> pl.Expr:
     return _raise_if(msg, name)
 
 
-def _weight_guard(w: pl.Expr) -> pl.Expr:
-    """``True`` per group, or a Polars error naming the column and a negative/NaN/inf weight.
+def _weight_guard(w: pl.Expr, total: pl.Expr) -> pl.Expr:
+    """``True`` per group, or a Polars error naming the column and a negative/NaN/inf weight,
+    or finite weights whose sum overflows Float64 (the metrics would be NaN), as
+    :func:`~polars_fairmetrics.confusion_counts` checks them.
 
     Two plain aggregations, no per-row arithmetic: ``min`` (NaN skipped) finds a negative weight
-    (or ``-inf``), the NaN-propagating ``nan_max`` a NaN or ``+inf``.
+    (or ``-inf``), the NaN-propagating ``nan_max`` a NaN or ``+inf``; ``total``, the sum of the
+    four weighted cells (aggregations the metric computes anyway), an overflow.
     """
     name = w.meta.output_name(raise_if_undetermined=False) or "weight"
     f = w.cast(pl.Float64)
@@ -177,6 +181,8 @@ def _weight_guard(w: pl.Expr) -> pl.Expr:
         .then(_message(MSG_NEGATIVE_WEIGHT, "{value!r}", _value_text(low, False), column=name))
         .when(high.is_nan() | high.is_infinite())
         .then(_message(MSG_NONFINITE_WEIGHT, "{value!r}", _value_text(high, False), column=name))
+        .when(total.is_infinite())
+        .then(_message(MSG_WEIGHT_OVERFLOW, "{value!r}", _value_text(high, False), column=name))
     )
     return _raise_if(msg, name)
 
@@ -283,16 +289,16 @@ class Counts:
                 return mask.sum().cast(pl.Int64)
         else:
             w = _as_expr(weight).cast(pl.Float64)
-            ok = ok & _weight_guard(w)
 
             def cell(mask: pl.Expr) -> pl.Expr:
                 # a null weight stays null and is left out of the sum; a False or null mask adds
                 # an exact 0.0 (a result without nulls sums about twice as fast as a masked one)
                 return pl.when(mask).then(w).otherwise(0.0).sum()
 
-        return cls(
-            tp=cell(yt & yp), fp=cell(~yt & yp), tn=cell(~yt & ~yp), fn=cell(yt & ~yp), guard=ok
-        )
+        tp, fp, tn, fn = cell(yt & yp), cell(~yt & yp), cell(~yt & ~yp), cell(yt & ~yp)
+        if weight is not None:
+            ok = ok & _weight_guard(w, tp + fp + tn + fn)
+        return cls(tp=tp, fp=fp, tn=tn, fn=fn, guard=ok)
 
     @property
     def n(self) -> pl.Expr:

@@ -489,3 +489,61 @@ def test_report_json_keeps_a_nan_group_apart_from_the_null_group() -> None:
                     row[k] = float(v)
         back = pl.DataFrame(rows, schema=table.schema, orient="row")
         assert_frame_equal(back, table)
+
+
+# ---------------------------------------------------------------------------------------------
+# The `.fair` expressions: the same numbers as the oracle, nulls left out, overflow an error
+# ---------------------------------------------------------------------------------------------
+
+
+@FEW
+@given(
+    rows=st.lists(
+        st.tuples(
+            st.sampled_from(["a", "b", None]),
+            st.sampled_from([True, False, None]),
+            st.sampled_from([0, 1, None]),
+            st.sampled_from([0.0, 0.25, 1.0, 1e-30, 1e30, None]),  # within Float32
+        ),
+        min_size=1,
+        max_size=12,
+    )
+)
+def test_expression_metrics_match_the_oracle(rows: list[tuple[Any, ...]]) -> None:
+    df = pl.DataFrame(
+        rows,
+        schema={"g": pl.String, "y": pl.Boolean, "p": pl.Int8, "w": pl.Float32},
+        orient="row",
+    )
+    names = list(_ORACLE_RATES)
+    oracle = {g: _cells(c, True) for g, c in oracle_counts(df.rows(named=True), ["g"], "w").items()}
+
+    def make(d: Any) -> Any:
+        return (
+            d.group_by("g")
+            .agg(pl.col("p").fair.metric(m, y_true="y", weight="w").alias(m) for m in names)
+            .sort("g", nulls_last=True)
+        )
+
+    for t in _all_results(make, df):
+        assert t.height == len(oracle)
+        for row in t.iter_rows(named=True):
+            cells = oracle[(row["g"],)]
+            for m in names:
+                want = _ORACLE_RATES[m](cells)
+                if want is None:
+                    assert row[m] is None, (m, row)
+                else:
+                    assert row[m] == pytest.approx(want, rel=1e-6), (m, row)  # Float32 weights
+
+
+def test_expression_weights_summing_past_float64_are_an_error_not_nan() -> None:
+    df = pl.DataFrame({"y": [1, 0, 1], "p": [1, 0, 1], "w": [1e308, 1e308, 1.0]})
+    query = df.lazy().select(pl.col("p").fair.accuracy(y_true="y", weight="w"))
+    for engine in ENGINES:
+        with pytest.raises(pl.exceptions.InvalidOperationError, match=r"sum to infinity"):
+            query.collect(engine=engine)
+    # the same weights split over groups whose sums are finite: defined, finite values
+    by_group = df.with_columns(g=pl.Series(["a", "b", "b"])).group_by("g")
+    out = by_group.agg(pl.col("p").fair.accuracy(y_true="y", weight="w")).sort("g")
+    assert out["accuracy"].to_list() == [1.0, 1.0]

@@ -753,6 +753,17 @@ CATALOG: list[Entry] = [
         r"column 'w' \(weight\) has a non-finite weight inf",
     ),
     Entry(
+        "expression_weight_sum_overflow",
+        "finite weights whose sum overflows Float64 (1e308 twice) in an expression metric",
+        "Polars' `InvalidOperationError` quoting the column and the largest weight (not a NaN "
+        "metric)",
+        base(w=[1e308, 1.0, 1e308, 1.0, 1.0]),
+        lambda d: d.select(pl.col("p").fair.accuracy(y_true="y", weight="w")),
+        pl.exceptions.InvalidOperationError,
+        r"column 'w' \(weight\): the weights sum to infinity in Float64 \(overflow; the "
+        r"largest is 1e\+308\)",
+    ),
+    Entry(
         "expression_nan_score",
         "a NaN score in `pl.col(s).fair.roc_auc(y_true=...)`",
         "Polars' `InvalidOperationError` quoting the column",
