@@ -274,13 +274,31 @@ def threshold_grid(bins: int | Sequence[float], bounds: tuple[float, float] | No
     return [float(low + i * (high - low) / bins) for i in range(bins + 1)]
 
 
-def threshold_index(score: pl.Expr, thresholds: Sequence[float]) -> pl.Expr:
+def threshold_index(
+    score: pl.Expr, thresholds: Sequence[float], dtype: pl.DataType | None = None
+) -> pl.Expr:
     """How many of the (ascending) ``thresholds`` are ``<= score``: a row is predicted positive
     at the *i*-th threshold (from 1) iff its index is ``>= i`` (the rule ``score >= t``).
 
+    ``dtype`` is the score column's dtype: the rule is applied in that precision, as Polars'
+    own ``pl.col(s) >= t`` and NumPy's ``scores >= t`` apply it. A Float32 score of 0.7 (the
+    single-precision number nearest 0.7, just below the double 0.7) is predicted positive at
+    threshold 0.7: each threshold is rounded to Float32 first (comparing the rounded threshold
+    and the score in Float64 is then exact).
+
     Null where the score is null. A few thresholds: one comparison each (fastest); many: a
     binary search. Counts and curves both bin scores with it.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> df = pl.DataFrame({"s": pl.Series([0.7], dtype=pl.Float32)})
+    >>> df.select(threshold_index(pl.col("s"), [0.7], pl.Float32())).item()
+    1
     """
+    if dtype == pl.Float32:
+        single = pl.Series(list(thresholds), dtype=pl.Float64).cast(pl.Float32).cast(pl.Float64)
+        thresholds = single.to_list()
     s = score.cast(pl.Float64)
     if len(thresholds) <= 32:
         n_below = pl.sum_horizontal([(s >= t).cast(pl.Int64) for t in thresholds])

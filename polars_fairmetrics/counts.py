@@ -100,6 +100,7 @@ class _Plan:
     score_bounds: tuple[float, float] | None
     key_schema: dict[str, pl.DataType]
     weight_squares: bool = False
+    score_dtype: pl.DataType | None = None
 
 
 def _plan(
@@ -155,6 +156,7 @@ def _plan(
         score_bounds=score_bounds,
         key_schema={k: schema[k] for k in keys},
         weight_squares=bool(weight_squares),
+        score_dtype=schema[y_score] if y_score is not None else None,
     )
 
 
@@ -166,7 +168,8 @@ def _cells(lf: pl.LazyFrame, plan: _Plan) -> pl.LazyFrame:
     else:
         # bin = how many thresholds are <= s (the one binning rule of counts and curves)
         s = pl.col(cast(str, plan.y_score))
-        pred = threshold_index(s, cast(list[float], plan.thresholds)).alias(_BIN)
+        thresholds = cast(list[float], plan.thresholds)
+        pred = threshold_index(s, thresholds, plan.score_dtype).alias(_BIN)
     # Validation adds plain aggregations, no per-row arithmetic: the weight's minimum and null
     # count beside its sum (``weight_checks``: a negative minimum or a non-finite sum is an
     # invalid weight); scores add their min and NaN-propagating max (NaN, out of bounds).
@@ -400,7 +403,9 @@ def confusion_counts(
         ``threshold``.
     threshold
         One threshold or several (distinct, inside ``score_bounds``); a row is predicted positive
-        when ``score >= threshold``. The output gets a ``threshold`` column.
+        when ``score >= threshold``, compared in the score's precision (a Float32 score of 0.7
+        is positive at 0.7, as ``pl.col(s) >= 0.7`` says). The output gets a ``threshold``
+        column.
     by
         Group column(s). Several columns give intersectional groups; ``None`` one overall row.
     weight

@@ -264,7 +264,7 @@ def curve_counts(
         bin_expr = s.alias(_S)
     elif mode == "grid":
         grid = threshold_grid(bins, score_bounds)  # the grid of confusion_counts too
-        bin_expr = threshold_index(s, grid).cast(pl.Float64).alias(_S)
+        bin_expr = threshold_index(s, grid, schema[y_score]).cast(pl.Float64).alias(_S)
         thr_frame = pl.LazyFrame(
             {_IDX: [float(i + 1) for i in range(len(grid))], "threshold": grid}
         )

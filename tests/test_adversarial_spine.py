@@ -547,3 +547,62 @@ def test_expression_weights_summing_past_float64_are_an_error_not_nan() -> None:
     by_group = df.with_columns(g=pl.Series(["a", "b", "b"])).group_by("g")
     out = by_group.agg(pl.col("p").fair.accuracy(y_true="y", weight="w")).sort("g")
     assert out["accuracy"].to_list() == [1.0, 1.0]
+
+
+# ---------------------------------------------------------------------------------------------
+# Scores against thresholds: the rule score >= t in the score's own precision
+# ---------------------------------------------------------------------------------------------
+
+
+@FEW
+@given(
+    scores=st.lists(
+        st.sampled_from([0.0, -0.0, 0.1, 0.3, 0.5, 0.7, 0.9, 1.0, None]), min_size=1, max_size=12
+    ),
+    thresholds=st.lists(
+        st.sampled_from([0.0, 0.1, 0.3, 0.5, 0.7, 0.9, 1.0]), min_size=1, max_size=4, unique=True
+    ),
+    many=st.booleans(),
+    float32=st.booleans(),
+)
+def test_score_thresholds_match_numpy_in_the_score_precision(
+    scores: list[float | None], thresholds: list[float], many: bool, float32: bool
+) -> None:
+    """A Float32 score of 0.7 is predicted positive at threshold 0.7, as ``pl.col(s) >= 0.7``
+    and NumPy's ``scores >= np.float32(0.7)`` say (cast to Float64 first, it fell just below);
+    the binary search for many thresholds (> 32) bins as the comparisons do."""
+    dtype = pl.Float32 if float32 else pl.Float64
+    grid = sorted(thresholds + ([0.95 + i / 1000 for i in range(40)] if many else []))
+    y = [i % 2 for i in range(len(scores))]
+    df = pl.DataFrame({"y": y, "s": pl.Series(scores, dtype=dtype)})
+    np_dtype = np.float32 if float32 else np.float64
+    for t in _all_results(
+        lambda d: pfm.confusion_counts(d, y_true="y", y_score="s", threshold=grid), df
+    ):
+        for row in t.filter(pl.col("threshold").is_in(thresholds)).iter_rows(named=True):
+            cut = np_dtype(row["threshold"])
+            pred = [None if s is None else bool(np_dtype(s) >= cut) for s in scores]
+            tp = sum(1 for p, yy in zip(pred, y, strict=True) if p and yy)
+            fp = sum(1 for p, yy in zip(pred, y, strict=True) if p and not yy)
+            assert (row["tp"], row["fp"]) == (tp, fp), (row, scores)
+            assert row["n_null"] == scores.count(None)
+    # the same rule as a user's own comparison, and as the curves' grid
+    own = pfm.confusion_counts(
+        df.with_columns(p=pl.col("s") >= thresholds[0]), y_true="y", y_pred="p"
+    )
+    at = pfm.confusion_counts(df, y_true="y", y_score="s", threshold=thresholds[0])
+    assert own.select("tp", "fp", "tn", "fn").equals(at.select("tp", "fp", "tn", "fn"))
+
+
+def test_float32_scores_on_the_curve_grid_match_the_counts() -> None:
+    df = pl.DataFrame(
+        {"y": [1, 0, 1, 0, 1], "s": pl.Series([0.7, 0.7, 0.3, 0.1, 0.9], dtype=pl.Float32)}
+    )
+    grid = pfm.curve_counts(df, y_true="y", y_score="s", mode="grid", bins=10)
+    counts = pfm.confusion_counts(
+        df, y_true="y", y_score="s", threshold=grid["threshold"].to_list()
+    )
+    cols = ["threshold", "tp", "fp", "tn", "fn"]
+    assert grid.select(cols).sort("threshold").equals(counts.select(cols).sort("threshold"))
+    at = grid.filter(pl.col("threshold") == 0.7)
+    assert (at["tp"].item(), at["fp"].item()) == (2, 1)  # both 0.7 scores, and 0.9

@@ -243,6 +243,11 @@ def _properties_single_count(t: pl.DataFrame) -> None:
     assert holds["Fairness Symmetry"] is True
 
 
+def _float32_at_threshold(t: pl.DataFrame) -> None:
+    # rows (y, p): a (1, 0.7) tp, (0, 0.7) fp; b (1, 0.4) fn, (0, 0.7) fp; c (1, 0.6) fn
+    assert t["tp"].to_list() == [1, 0, 0] and t["fp"].to_list() == [1, 1, 0]
+
+
 def _zero_reference(t: pl.DataFrame) -> None:
     a = t.filter(pl.col("g") == "a")
     assert a["reference_value"].item() == 0.0 and a["ratio"].item() is None
@@ -1055,6 +1060,16 @@ CATALOG: list[Entry] = [
         base(),
         lambda d: scores(d, threshold=0.9),
         check=_score_at_threshold,
+    ),
+    Entry(
+        "float32_score_equal_to_threshold",
+        "a Float32 score written as the threshold (0.7 in single precision, just below the "
+        "double 0.7)",
+        "predicted positive: the rule `score >= threshold` is applied in the score's precision, "
+        "as `pl.col(s) >= 0.7` and NumPy apply it (the curves' grid too)",
+        base(s=pl.Series([0.7, 0.7, 0.4, 0.7, 0.6], dtype=pl.Float32)),
+        lambda d: scores(d, threshold=0.7),
+        check=lambda t: _float32_at_threshold(t),
     ),
     Entry(
         "zero_reference_value",
