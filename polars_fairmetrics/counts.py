@@ -78,10 +78,17 @@ _IDX = "_pfm_idx"
 _ALL = "_pfm_all"
 
 
+_KNOWN: tuple[str, ...] = (
+    *COUNT_COLUMNS,
+    *WEIGHTED_COUNT_COLUMNS,
+    *WEIGHT_SQUARE_COLUMNS,
+    *NULL_COLUMNS,
+)
+
+
 def count_columns(table_columns: Sequence[str]) -> list[str]:
     """The additive count columns present in a table with columns ``table_columns``."""
-    known = (*COUNT_COLUMNS, *WEIGHTED_COUNT_COLUMNS, *WEIGHT_SQUARE_COLUMNS, *NULL_COLUMNS)
-    return [c for c in table_columns if c in known]
+    return [c for c in table_columns if c in _KNOWN]
 
 
 def is_weighted(table_columns: Sequence[str]) -> bool:
@@ -128,7 +135,9 @@ def _plan(
         raise InvalidOptionError("threshold= applies to y_score=, not to y_pred=")
     require_columns(schema, "y_true", [y_true])
     require_columns(schema, "group", keys)
-    check_reserved(keys, [*COUNT_COLUMNS, *WEIGHTED_COUNT_COLUMNS, *NULL_COLUMNS, *RESERVED])
+    # every column a count table may have (count_columns): a key named like one would be taken
+    # for a count downstream (tp_w2: summed away by metrics_from_counts, disparities, ...)
+    check_reserved(keys, [*count_columns(_KNOWN), *RESERVED])
     for role, col in (("y_pred", y_pred), ("y_score", y_score), ("weight", weight)):
         if col is not None:
             require_columns(schema, role, [col])

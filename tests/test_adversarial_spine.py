@@ -21,7 +21,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import polars_fairmetrics as pfm
-from polars_fairmetrics.exceptions import ReferenceGroupError
+from polars_fairmetrics.exceptions import InvalidOptionError, ReferenceGroupError
 
 ENGINES = ("in-memory", "streaming")
 FEW = settings(max_examples=max(10, settings().max_examples // 2))
@@ -606,3 +606,13 @@ def test_float32_scores_on_the_curve_grid_match_the_counts() -> None:
     assert grid.select(cols).sort("threshold").equals(counts.select(cols).sort("threshold"))
     at = grid.filter(pl.col("threshold") == 0.7)
     assert (at["tp"].item(), at["fp"].item()) == (2, 1)  # both 0.7 scores, and 0.9
+
+
+@pytest.mark.parametrize("name", ["tp_w2", "fn_w2", "n_null_weight", "n_w", "tp"])
+def test_a_group_column_named_like_a_count_column_is_refused(name: str) -> None:
+    """A key named like a column of a count table would be summed away downstream (the
+    comparisons of its count table silently became the overall values)."""
+    df = pl.DataFrame({name: ["a", "a", "b"], "y": [1, 0, 1], "p": [1, 1, 0], "w": [1.0] * 3})
+    for data in (df, df.lazy()):
+        with pytest.raises(InvalidOptionError, match=rf"group column '{name}' collides"):
+            pfm.confusion_counts(data, y_true="y", y_pred="p", by=name, weight="w")

@@ -534,6 +534,17 @@ CATALOG: list[Entry] = [
         "build",
     ),
     Entry(
+        "group_column_named_like_a_count_column",
+        "a group column named like any column a count table may have (`tp_w2`, the squared "
+        "weights of `weight_squares=True`)",
+        "error naming the column (downstream it would be taken for a count and summed away)",
+        base().rename({"g": "tp_w2"}),
+        lambda d: counts(d, by="tp_w2"),
+        InvalidOptionError,
+        r"group column 'tp_w2' collides with an output column name",
+        "build",
+    ),
+    Entry(
         "group_column_twice",
         "the same group column twice in `by=`",
         "error naming it",
