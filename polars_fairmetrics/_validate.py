@@ -119,6 +119,29 @@ class LabelSpec:
     pos: Label
     neg: Label | None
 
+    def bool_expr(self, values: pl.Series) -> pl.Expr:
+        """The column ``values.name`` mapped to Booleans by :meth:`to_bool` (which raises for a
+        value outside the two classes), null where every value is null: the one mapping of the
+        count scans' cell tables.
+
+        The old values are typed as the column, so a Decimal(10, 2) column is matched (Python
+        Decimals would make Decimal(38, 2) literals, which Polars refuses to compare).
+
+        Examples
+        --------
+        >>> import polars as pl
+        >>> spec = LabelSpec("y", "y_true", 1, 0)
+        >>> cells = pl.DataFrame({"y": pl.Series([1, 0, None], dtype=pl.Decimal(10, 2))})
+        >>> cells.select(spec.bool_expr(cells["y"]))["y"].to_list()
+        [True, False, None]
+        """
+        mapping = self.to_bool(values)
+        if not mapping:
+            return pl.lit(None, dtype=pl.Boolean).alias(values.name)
+        old = pl.Series(list(mapping), dtype=values.dtype)
+        new = list(mapping.values())
+        return pl.col(values.name).replace_strict(old, new, return_dtype=pl.Boolean)
+
     def to_bool(self, values: pl.Series) -> dict[Label, bool]:
         """Map the distinct non-null ``values`` of the column to booleans, or raise.
 

@@ -50,6 +50,7 @@ __all__ = [
     "count_columns",
     "count_rows_or_table",
     "is_weighted",
+    "require_count_table",
     "roll_up_attributes",
 ]
 
@@ -89,6 +90,34 @@ _KNOWN: tuple[str, ...] = (
 def count_columns(table_columns: Sequence[str]) -> list[str]:
     """The additive count columns present in a table with columns ``table_columns``."""
     return [c for c in table_columns if c in _KNOWN]
+
+
+def require_count_table(schema: pl.Schema, by: Sequence[str] = (), *, rows_hint: bool) -> None:
+    """Raise, when the query is built, unless ``schema`` is a count table's: the columns
+    ``tp, fp, tn, fn`` present (:class:`InvalidOptionError` naming the missing ones), every count
+    column numeric (:class:`InvalidDtypeError` naming it) and the ``by`` columns present
+    (:class:`ColumnNotFoundError`). ``rows_hint``: the caller also accepts rows (``y_true=``).
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> require_count_table(pl.Schema({"g": pl.String, "tp": pl.Int64}), rows_hint=False)
+    Traceback (most recent call last):
+    ...
+    polars_fairmetrics.exceptions.InvalidOptionError: a count table needs the columns tp, fp, tn, fn (confusion_counts makes one); missing: fp, tn, fn
+    """  # noqa: E501
+    missing = [c for c in COUNT_COLUMNS[:4] if c not in schema]
+    if missing:
+        what = (
+            "pass y_true= (and y_pred= or y_score=) with rows, or a count table with columns "
+            "tp, fp, tn, fn"
+            if rows_hint
+            else "a count table needs the columns tp, fp, tn, fn (confusion_counts makes one)"
+        )
+        raise InvalidOptionError(f"{what}; missing: {', '.join(missing)}")
+    for c in count_columns(schema.names()):
+        require_numeric(schema, c, "count")
+    require_columns(schema, "group", by)
 
 
 def is_weighted(table_columns: Sequence[str]) -> bool:
@@ -213,19 +242,9 @@ def _make_guard(plan: _Plan, source: pl.LazyFrame) -> Any:
 
     def guard(cells: pl.DataFrame) -> pl.DataFrame:
         # the checks read the small cell table; the mapping and casts are then one select
-        yt_map = plan.y_true.to_bool(cells[_YT])
-        columns: dict[str, pl.Expr] = {
-            _YT: pl.col(_YT).replace_strict(yt_map, return_dtype=pl.Boolean)
-            if yt_map
-            else pl.lit(None, dtype=pl.Boolean).alias(_YT)
-        }
+        columns: dict[str, pl.Expr] = {_YT: plan.y_true.bool_expr(cells[_YT])}
         if plan.y_pred is not None:
-            yp_map = plan.y_pred.to_bool(cells[_BIN])
-            columns[_BIN] = (
-                pl.col(_BIN).replace_strict(yp_map, return_dtype=pl.Boolean).cast(pl.Int64)
-                if yp_map
-                else pl.lit(None, dtype=pl.Int64).alias(_BIN)
-            )
+            columns[_BIN] = plan.y_pred.bool_expr(cells[_BIN]).cast(pl.Int64)
         else:
             high = cells[_SMAX]
             check_score_summary(

@@ -46,8 +46,13 @@ from typing import Any, Literal, TypeAlias
 import polars as pl
 
 from polars_fairmetrics._typing import ColumnNames, FrameT, Label
-from polars_fairmetrics._validate import schema_of
-from polars_fairmetrics.counts import COUNT_COLUMNS, count_columns, count_rows_or_table
+from polars_fairmetrics._validate import as_list, schema_of
+from polars_fairmetrics.counts import (
+    COUNT_COLUMNS,
+    count_columns,
+    count_rows_or_table,
+    require_count_table,
+)
 from polars_fairmetrics.exceptions import (
     MSG_REFERENCE,
     InvalidOptionError,
@@ -194,6 +199,12 @@ def _reference_groups(
         if unknown:
             raise InvalidOptionError(
                 f"reference names attribute(s) {unknown!r} that are not group columns {keys!r}"
+            )
+        missing = [a for a in keys if a not in reference]
+        if missing:
+            raise ReferenceGroupError(
+                f"reference gives no group for attribute(s) {missing!r}; name one for each of "
+                f"{keys!r}, or use 'overall' / 'rest' / 'largest'"
             )
         return {str(a): {str(a): v} for a, v in reference.items()}
     if isinstance(reference, Mapping):
@@ -618,12 +629,7 @@ def _count_table(
         score_bounds=score_bounds,
     )
     if y_true is None:
-        missing = [c for c in COUNT_COLUMNS[:4] if c not in schema_of(counts).names()]
-        if missing:
-            raise InvalidOptionError(
-                "pass y_true= (and y_pred= or y_score=) with rows, or a count table with columns "
-                f"tp, fp, tn, fn; missing: {', '.join(missing)}"
-            )
+        require_count_table(schema_of(counts), as_list(by), rows_hint=True)
     columns = list(schema_of(counts).names())
     return counts, Layout.of(columns, by, count_columns(columns))
 

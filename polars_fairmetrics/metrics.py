@@ -24,12 +24,13 @@ from typing import Any
 import polars as pl
 
 from polars_fairmetrics._typing import FrameT, IntoExpr, Label
-from polars_fairmetrics._validate import schema_of
+from polars_fairmetrics._validate import as_list, schema_of
 from polars_fairmetrics.counts import (
     WEIGHTED_COUNT_COLUMNS,
     confusion_counts,
     count_columns,
     is_weighted,
+    require_count_table,
 )
 from polars_fairmetrics.exceptions import (
     MSG_NEGATIVE_WEIGHT,
@@ -1020,7 +1021,9 @@ def metrics_from_counts(
     """
     from polars_fairmetrics.results import Layout, finish, from_wide
 
-    columns: list[str] = list(schema_of(counts).names())
+    schema = schema_of(counts)
+    require_count_table(schema, as_list(by), rows_hint=False)
+    columns: list[str] = list(schema.names())
     names: list[str] = _metric_names(metrics)
     use_w: bool = _use_weighted(columns, weighted)
     c = Counts.from_columns(weighted=use_w)

@@ -616,3 +616,52 @@ def test_a_group_column_named_like_a_count_column_is_refused(name: str) -> None:
     for data in (df, df.lazy()):
         with pytest.raises(InvalidOptionError, match=rf"group column '{name}' collides"):
             pfm.confusion_counts(data, y_true="y", y_pred="p", by=name, weight="w")
+
+
+# ---------------------------------------------------------------------------------------------
+# Label dtypes: every numeric dtype counts like the oracle
+# ---------------------------------------------------------------------------------------------
+
+_LABEL_DTYPES = [pl.Decimal(10, 2), pl.Decimal(38, 0), pl.UInt8, pl.Int128, pl.Float32, pl.Int8]
+
+
+@FEW
+@given(
+    labels=st.lists(
+        st.tuples(
+            st.sampled_from(["a", "b"]), st.sampled_from([0, 1, None]), st.sampled_from([0, 1])
+        ),
+        min_size=1,
+        max_size=10,
+    ),
+    dtype=st.sampled_from(_LABEL_DTYPES),
+)
+def test_numeric_label_dtypes_count_like_the_oracle(
+    labels: list[tuple[str, int | None, int]], dtype: pl.DataType
+) -> None:
+    """Decimal labels failed inside the count scan with a raw Polars error (the label mapping's
+    Decimal(38, s) literals against a Decimal(10, 2) column)."""
+    df = pl.DataFrame(labels, schema={"g": pl.String, "y": pl.Int64, "p": pl.Int64}, orient="row")
+    expected = oracle_counts(df.rows(named=True), ["g"])
+    df = df.with_columns(pl.col("y", "p").cast(dtype))
+    for t in _all_results(lambda d: pfm.confusion_counts(d, y_true="y", y_pred="p", by="g"), df):
+        for row in t.iter_rows(named=True):
+            want = expected[(row["g"],)]
+            assert [row[c] for c in ("tp", "fp", "tn", "fn", "n_null")] == [
+                want[c] for c in ("tp", "fp", "tn", "fn", "n_null")
+            ]
+
+
+def test_decimal_labels_in_calibration_and_model_comparisons() -> None:
+    df = pl.DataFrame(
+        {
+            "g": ["a", "a", "b", "b"],
+            "y": pl.Series([1, 0, 1, 0], dtype=pl.Decimal(10, 2)),
+            "p": pl.Series([1, 1, 0, 0], dtype=pl.Decimal(10, 2)),
+            "s": [0.9, 0.2, 0.4, 0.3],
+        }
+    )
+    cal = pfm.calibration_metrics(df, y_true="y", y_score="s", by="g")
+    assert cal.height > 0
+    models = pfm.compare_models(df, y_true="y", predictions=["p"], by="g", metrics="tpr")
+    assert models["value"].to_list() == [1.0, 0.0]
