@@ -363,6 +363,16 @@ def _sum_cells(groups: Sequence[dict[str, float]]) -> dict[str, float]:
 _REFERENCES = ("overall", "rest", "largest", "named", "named_null")
 
 
+def _ratio(value: float | None, ref: float | None, infinity: bool) -> float | None:
+    """group / reference: null where undefined or (by default) where the reference is 0; with
+    ``zero_reference="infinity"`` x / 0 is +inf for x > 0 (0 / 0 stays null)."""
+    if value is None or ref is None:
+        return None
+    if ref == 0:
+        return math.inf if infinity and value > 0 else None
+    return value / ref
+
+
 @FEW
 @given(
     rows=st.lists(
@@ -379,9 +389,10 @@ _REFERENCES = ("overall", "rest", "largest", "named", "named_null")
     two_keys=st.booleans(),
     weighted=st.booleans(),
     reference=st.sampled_from(_REFERENCES),
+    infinity=st.booleans(),
 )
 def test_disparities_match_the_oracle(
-    rows: list[tuple[Any, ...]], two_keys: bool, weighted: bool, reference: str
+    rows: list[tuple[Any, ...]], two_keys: bool, weighted: bool, reference: str, infinity: bool
 ) -> None:
     df = pl.DataFrame(
         rows,
@@ -428,6 +439,7 @@ def test_disparities_match_the_oracle(
             weight="w" if weighted else None,
             metrics=names,
             reference=ref,
+            zero_reference="infinity" if infinity else "null",
             wide=True,
         )
 
@@ -446,13 +458,12 @@ def test_disparities_match_the_oracle(
                         row[f"{m}_difference"],
                         None if value is None or ref_value is None else value - ref_value,
                     ),
-                    (
-                        row[f"{m}_ratio"],
-                        None if value is None or not ref_value else value / ref_value,
-                    ),
+                    (row[f"{m}_ratio"], _ratio(value, ref_value, infinity)),
                 ):
                     if want is None:
                         assert got is None, (m, g, reference)
+                    elif math.isinf(want):
+                        assert got == want, (m, g, reference)
                     else:
                         assert got == pytest.approx(want, rel=1e-12, abs=1e-12), (m, g, reference)
 
