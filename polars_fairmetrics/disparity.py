@@ -46,7 +46,7 @@ from typing import Any, Literal, TypeAlias
 import polars as pl
 
 from polars_fairmetrics._typing import ColumnNames, FrameT, Label
-from polars_fairmetrics._validate import as_list, schema_of
+from polars_fairmetrics._validate import as_list, require_columns, schema_of
 from polars_fairmetrics.counts import (
     COUNT_COLUMNS,
     count_columns,
@@ -55,6 +55,7 @@ from polars_fairmetrics.counts import (
 )
 from polars_fairmetrics.exceptions import (
     MSG_REFERENCE,
+    ColumnNotFoundError,
     InvalidOptionError,
     ReferenceGroupError,
 )
@@ -902,7 +903,22 @@ def criteria_from_comparisons(
     [2.0, 1.0]
     """
     chosen = _criterion_names(criteria)
-    columns = list(schema_of(comparisons).names())
+    schema = schema_of(comparisons)
+    require_columns(schema, "group", keys)
+    needed: list[str] = [
+        f"{m}_{what}"
+        for c in chosen
+        for m in c.metrics
+        for what in ("ratio" if c.composition == "ratio" else "difference", "support")
+    ]
+    missing = [n for n in dict.fromkeys([*needed, "reference", "is_reference"]) if n not in schema]
+    if missing:
+        metrics: list[str] = list(dict.fromkeys(m for c in chosen for m in c.metrics))
+        raise ColumnNotFoundError(
+            "criteria_from_comparisons needs the wide comparisons of the criteria's metrics "
+            f"(disparities(..., metrics={metrics!r}, wide=True)); missing: {', '.join(missing)}"
+        )
+    columns = list(schema.names())
     parts = (
         list(partitions)
         if partitions is not None

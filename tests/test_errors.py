@@ -973,6 +973,22 @@ CATALOG: list[Entry] = [
         "build",
     ),
     Entry(
+        "criteria_from_comparisons_missing_metric",
+        "`criteria_from_comparisons` of comparisons without a criterion's metric (equalized "
+        "odds from the selection rate's), or of the long table",
+        "error naming the missing columns and the `disparities(..., wide=True)` call that has them",
+        base(),
+        lambda d: _mod("disparity").criteria_from_comparisons(
+            pfm.disparities(d, y_true="y", y_pred="p", by="g", metrics="selection_rate", wide=True),
+            keys=["g"],
+            criteria="equalized_odds_difference",
+        ),
+        ColumnNotFoundError,
+        r"criteria_from_comparisons needs the wide comparisons .*missing: "
+        r"false_positive_rate_difference",
+        "build",
+    ),
+    Entry(
         "combine_mismatched_tables",
         "`combine_counts` of a weighted and an unweighted table",
         "error naming the differing columns",
