@@ -278,6 +278,11 @@ class Counts:
         yt_raw, yp_raw = _as_expr(y_true), _as_expr(y_pred)
         pos_t, neg_t = _row_labels("y_true", pos_label, neg_label)
         pos_p, neg_p = _row_labels("y_pred", pos_label, neg_label)
+        if isinstance(pos_t, str):
+            # text classes: a column of another dtype (a 0/1 or Boolean prediction) is compared
+            # as text, so its values are named in the package's error, not Polars' "cannot
+            # compare string with numeric type" (confusion_counts reads such columns naturally)
+            yt_raw, yp_raw = yt_raw.cast(pl.String), yp_raw.cast(pl.String)
         # A null on either side makes a cell mask null or False, never True: nulls are left out
         # without a separate validity mask.
         yt, yp = yt_raw == pos_t, yp_raw == pos_p

@@ -742,6 +742,20 @@ CATALOG: list[Entry] = [
         r"column 'y' \(y_true\) has a value 'maybe'",
     ),
     Entry(
+        "expression_text_labels_numeric_prediction",
+        "text classes (`pos_label=`, `neg_label=`) in an expression whose prediction column is "
+        "0/1 or Boolean",
+        "Polars' `InvalidOperationError` quoting the column and a value (not Polars' own "
+        "'cannot compare string with numeric type'): in an expression both columns hold the "
+        "classes; `confusion_counts` reads a 0/1 or Boolean prediction naturally",
+        base(y=["yes", "no", "yes", "no", "yes"]),
+        lambda d: d.group_by("g").agg(
+            pl.col("p").fair.accuracy(y_true="y", pos_label="yes", neg_label="no")
+        ),
+        pl.exceptions.InvalidOperationError,
+        r"column 'p' \(y_pred\) has a value '0' that is neither the positive label 'yes'",
+    ),
+    Entry(
         "expression_negative_weight",
         "a negative weight in an expression metric",
         "Polars' `InvalidOperationError` quoting the column and the value",
