@@ -118,8 +118,8 @@ def _key_literal(column: str, value: Any, dtype: pl.DataType) -> pl.Expr | None:
     ``"2020-01-01"`` for a Date column) names no group: :class:`ReferenceGroupError`, raised
     when the query is built, names the column, its dtype and the value, rather than the value
     being cast (``"1"`` to 1) or compared by Polars (a raw error). ``None`` when no value of
-    the dtype equals the reference (1.5 or 2**70 of an Int64 column): that group is absent,
-    never a truncated neighbour (1.5 is not group 1).
+    the dtype equals the reference (1.5 or 2**70 of an Int64 column, 1.005 of a Decimal(10, 2)
+    column): that group is absent, never a truncated or rounded neighbour (1.5 is not group 1).
     """
     text = dtype in (pl.String, pl.Categorical) or isinstance(dtype, pl.Enum)
     if dtype == pl.Boolean:
@@ -142,14 +142,15 @@ def _key_literal(column: str, value: Any, dtype: pl.DataType) -> pl.Expr | None:
             f"reference value {value!r} ({type(value).__name__}) cannot name a group of column "
             f"{column!r} (group), which has dtype {dtype}: group keys are typed"
         )
-    if dtype.is_integer():
+    if dtype.is_integer() or isinstance(dtype, pl.Decimal):
+        # integers and decimals hold exact values: the reference must be one of them, not a
+        # value that the cast would truncate or round onto a group (1.5 to 1, 1.005 to 1.00)
         try:
-            exact = int(value)
-            if exact != value:
-                return None
-            return pl.lit(pl.Series([exact]).cast(dtype, strict=True)[0], dtype=dtype)
+            typed = pl.Series([value]).cast(dtype, strict=True)[0]
         except (ValueError, OverflowError, pl.exceptions.PolarsError):
             return None  # NaN, infinite, or outside the dtype's range
+        same = float(typed) == value if isinstance(value, float) else typed == value
+        return pl.lit(typed, dtype=dtype) if same else None
     if dtype.is_numeric() or dtype == pl.Boolean:
         return pl.lit(value, dtype=dtype)
     return pl.lit(value)

@@ -676,3 +676,34 @@ def test_decimal_labels_in_calibration_and_model_comparisons() -> None:
     assert cal.height > 0
     models = pfm.compare_models(df, y_true="y", predictions=["p"], by="g", metrics="tpr")
     assert models["value"].to_list() == [1.0, 0.0]
+
+
+@pytest.mark.parametrize(
+    ("reference", "expected"),
+    [(1, "1.00"), (1.1, "1.10"), (1.005, None), (1.001, None), (float("nan"), None)],
+)
+def test_decimal_reference_is_never_rounded_onto_a_group(
+    reference: float, expected: str | None
+) -> None:
+    """A Decimal(10, 2) column's reference 1.005 is absent: the cast would round it to 1.00."""
+    import decimal
+
+    df = pl.DataFrame(
+        {
+            "g": pl.Series([1.0, 1.1, 2.0]).cast(pl.Decimal(10, 2)),
+            "y": [1, 0, 1],
+            "p": [1, 1, 0],
+        }
+    )
+
+    def make(d: Any) -> Any:
+        return pfm.disparities(
+            d, y_true="y", y_pred="p", by="g", metrics="tpr", reference=reference
+        )
+
+    if expected is None:
+        with pytest.raises(ReferenceGroupError, match="not found"):
+            make(df)
+        return
+    for t in _all_results(make, df):
+        assert t.filter("is_reference")["g"].to_list() == [decimal.Decimal(expected)]
