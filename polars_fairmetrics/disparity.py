@@ -564,14 +564,15 @@ def summarize_between(
     low_first = group.sort_by(by_value, descending=[False, *ascending], nulls_last=True).first()
     hib_first = pl.col("_pfm_hib").first()
     lo, hi = v.min(), v.max()
-    difference, ratio = compare(lo, hi)
+    # max − min as hi − lo (equal values give 0.0; negating lo − hi gave -0.0), min / max
+    difference, ratio = compare(hi, lo)[0], compare(lo, hi)[1]
     return (
         long.with_columns(hib.alias("_pfm_hib"))
         .group_by([*layout.partitions, "metric"])
         .agg(
             lo.alias("min"),
             hi.alias("max"),
-            (-difference).alias("difference"),
+            difference.alias("difference"),
             ratio.alias("ratio"),
             pl.when(any_defined & hib_first)
             .then(low_first)

@@ -707,3 +707,14 @@ def test_decimal_reference_is_never_rounded_onto_a_group(
         return
     for t in _all_results(make, df):
         assert t.filter("is_reference")["g"].to_list() == [decimal.Decimal(expected)]
+
+
+def test_between_groups_of_equal_values_is_a_positive_zero() -> None:
+    """max − min of equal values is 0.0, not -0.0 (which the report's JSON wrote as -0.0)."""
+    df = pl.DataFrame({"g": ["a", "a", "b", "b"], "y": [1, 0, 1, 0], "p": [1, 0, 1, 0]})
+    for t in _all_results(
+        lambda d: pfm.between_groups(d, y_true="y", y_pred="p", by="g", metrics=["tpr", "fpr"]),
+        df,
+    ):
+        assert [math.copysign(1.0, v) for v in t["difference"]] == [1.0, 1.0]
+    assert '"difference": -0.0' not in pfm.audit(df, y_true="y", y_pred="p", by="g").to_json()
