@@ -27,6 +27,8 @@ ENGINES = ("in-memory", "streaming")
 FEW = settings(max_examples=max(10, settings().max_examples // 2))
 """Each example runs three queries (eager, and lazy on both engines): half of the
 profile's examples keeps the file fast."""
+FEWER = settings(max_examples=max(10, settings().max_examples // 5))
+"""For the slowest chains (attributes side by side: a roll-up, then the comparisons)."""
 
 
 def _key(value: Any) -> Any:
@@ -507,7 +509,7 @@ def test_report_json_keeps_a_nan_group_apart_from_the_null_group() -> None:
 # ---------------------------------------------------------------------------------------------
 
 
-@FEW
+@FEWER
 @given(
     rows=st.lists(
         st.tuples(
@@ -718,3 +720,70 @@ def test_between_groups_of_equal_values_is_a_positive_zero() -> None:
     ):
         assert [math.copysign(1.0, v) for v in t["difference"]] == [1.0, 1.0]
     assert '"difference": -0.0' not in pfm.audit(df, y_true="y", y_pred="p", by="g").to_json()
+
+
+# ---------------------------------------------------------------------------------------------
+# Attributes side by side (separately=True): each attribute counted as if alone
+# ---------------------------------------------------------------------------------------------
+
+
+@FEWER
+@given(
+    rows=st.lists(
+        st.tuples(
+            st.sampled_from(["a", "b", None]),
+            st.sampled_from([True, False, None]),
+            st.sampled_from([0, 1, None]),
+            st.sampled_from([0, 1]),
+        ),
+        min_size=1,
+        max_size=12,
+    ),
+    reference=st.sampled_from(["overall", "rest", "largest"]),
+)
+def test_separately_counts_each_attribute_like_the_oracle(
+    rows: list[tuple[Any, ...]], reference: str
+) -> None:
+    df = pl.DataFrame(
+        rows, schema={"s": pl.String, "b": pl.Boolean, "y": pl.Int64, "p": pl.Int64}, orient="row"
+    )
+
+    def make(d: Any) -> Any:
+        return pfm.disparities(
+            d,
+            y_true="y",
+            y_pred="p",
+            by=["s", "b"],
+            separately=True,
+            metrics="selection_rate",
+            reference=reference,
+        )
+
+    for t in _all_results(make, df):
+        assert t.schema["s"] == pl.String and t.schema["b"] == pl.Boolean
+        for attribute in ("s", "b"):
+            part = t.filter(pl.col("attribute") == attribute)
+            other = "b" if attribute == "s" else "s"
+            assert part[other].null_count() == part.height  # the other key is null
+            groups = oracle_counts(df.rows(named=True), [attribute])
+            assert part.height == len(groups)
+            assert int(part["n"].sum()) + int(part["n_null"].sum()) == df.height  # no row lost
+            total = _sum_cells([_cells(c, False) for c in groups.values()])
+            sizes = {g: sum(_cells(c, False).values()) for g, c in groups.items()}
+            order = sorted(groups, key=lambda g: (g[0] is None, g[0]))
+            largest = next(g for g in order if sizes[g] == max(sizes.values()))
+            for row in part.iter_rows(named=True):
+                g = (row[attribute],)
+                own = _cells(groups[g], False)
+                ref = {
+                    "overall": total,
+                    "rest": {c: total[c] - own[c] for c in own},
+                    "largest": _cells(groups[largest], False),
+                }[reference]
+                value = _ORACLE_RATES["selection_rate"](own)
+                ref_value = _ORACLE_RATES["selection_rate"](ref)
+                assert row["n_null"] == groups[g]["n_null"]
+                assert row["value"] == (None if value is None else pytest.approx(value))
+                assert row["reference_value"] == (
+                    None if ref_value is None else pytest.approx(ref_value)
+                )
