@@ -12,10 +12,11 @@ fails a second, error-only pass over the input finds the offending value
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import NoReturn
+from typing import NoReturn, cast
 
 import polars as pl
 
@@ -237,22 +238,42 @@ def validate_thresholds(
 ) -> list[float]:
     """Return the thresholds sorted ascending, or raise :class:`InvalidThresholdError`.
 
-    Thresholds must be finite numbers, inside ``bounds`` when given, and distinct.
+    Thresholds must be finite numbers, inside ``bounds`` when given, and distinct. A number is
+    any real number, NumPy's scalars included (``np.float32(0.5)``, a 0-d array); a list is any
+    iterable of them (a NumPy array, a Series). Text is not a number (``"0.5"`` is refused
+    whole, not read as the characters ``"0"``, ``"."``, ``"5"``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> validate_thresholds(np.float32(0.5), None), validate_thresholds(np.array([0.7, 0.2]), None)
+    ([0.5], [0.2, 0.7])
     """
-    values = [threshold] if isinstance(threshold, (int, float)) else list(threshold)
+    if isinstance(threshold, str | bytes | numbers.Number) or getattr(threshold, "ndim", 1) == 0:
+        values: list[object] = [threshold]
+    else:
+        try:
+            values = list(cast("Iterable[object]", threshold))
+        except TypeError:
+            raise InvalidThresholdError(
+                MSG_THRESHOLD.format(value=threshold, problem="not a number or a list of numbers")
+            ) from None
     if not values:
         raise InvalidThresholdError("threshold is an empty list")
     out: list[float] = []
     for t in values:
-        if isinstance(t, bool) or not isinstance(t, (int, float)):
+        if getattr(t, "ndim", None) == 0:  # a 0-d NumPy array
+            t = t.item()  # type: ignore[attr-defined]
+        if isinstance(t, bool) or not isinstance(t, numbers.Real):
             raise InvalidThresholdError(MSG_THRESHOLD.format(value=t, problem="not a number"))
-        if not math.isfinite(t):
+        x = float(t)
+        if not math.isfinite(x):
             raise InvalidThresholdError(MSG_THRESHOLD.format(value=t, problem="not finite"))
-        if bounds is not None and not bounds[0] <= t <= bounds[1]:
+        if bounds is not None and not bounds[0] <= x <= bounds[1]:
             raise InvalidThresholdError(
                 MSG_THRESHOLD.format(value=t, problem=f"outside [{bounds[0]}, {bounds[1]}]")
             )
-        out.append(float(t))
+        out.append(x)
     if len(set(out)) != len(out):
         dup = next(t for t in out if out.count(t) > 1)
         raise InvalidThresholdError(MSG_THRESHOLD.format(value=dup, problem="given twice"))

@@ -248,6 +248,11 @@ def _float32_at_threshold(t: pl.DataFrame) -> None:
     assert t["tp"].to_list() == [1, 0, 0] and t["fp"].to_list() == [1, 1, 0]
 
 
+def _numpy_threshold(t: pl.DataFrame) -> None:
+    assert t["threshold"].to_list() == [0.5, 0.5, 0.5]
+    assert t["tp"].to_list() == [1, 0, 1] and t["fp"].to_list() == [0, 1, 0]
+
+
 def _zero_reference(t: pl.DataFrame) -> None:
     a = t.filter(pl.col("g") == "a")
     assert a["reference_value"].item() == 0.0 and a["ratio"].item() is None
@@ -822,6 +827,24 @@ CATALOG: list[Entry] = [
         InvalidThresholdError,
         r"threshold 1.2 is outside \[0.0, 1.0\]",
         "build",
+    ),
+    Entry(
+        "text_threshold",
+        'a threshold given as text (`threshold="0.5"`)',
+        "error naming the whole text (not its first character, as when it was read as a list)",
+        base(),
+        lambda d: scores(d, threshold="0.5"),
+        InvalidThresholdError,
+        r"threshold '0\.5' is not a number",
+        "build",
+    ),
+    Entry(
+        "numpy_scalar_threshold",
+        "a NumPy scalar threshold (`np.float32(0.5)`, `np.int64(1)`, a 0-d array)",
+        "accepted as the number it holds (it raised Python's TypeError: not iterable)",
+        base(),
+        lambda d: scores(d, threshold=np.float32(0.5)),
+        check=lambda t: _numpy_threshold(t),
     ),
     Entry(
         "nan_threshold",
