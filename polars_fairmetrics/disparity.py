@@ -121,6 +121,8 @@ def _key_literal(column: str, value: Any, dtype: pl.DataType) -> pl.Expr | None:
     the dtype equals the reference (1.5 or 2**70 of an Int64 column, 1.005 of a Decimal(10, 2)
     column): that group is absent, never a truncated or rounded neighbour (1.5 is not group 1).
     """
+    if getattr(value, "ndim", None) == 0 and hasattr(value, "item"):
+        value = value.item()  # a NumPy scalar (np.bool_, np.int64, ...): its Python value
     text = dtype in (pl.String, pl.Categorical) or isinstance(dtype, pl.Enum)
     if dtype == pl.Boolean:
         same_kind = isinstance(value, bool)

@@ -787,3 +787,21 @@ def test_separately_counts_each_attribute_like_the_oracle(
                 assert row["reference_value"] == (
                     None if ref_value is None else pytest.approx(ref_value)
                 )
+
+
+@pytest.mark.parametrize(
+    ("values", "reference"),
+    [
+        ([True, False], np.bool_(True)),
+        ([1, 2], np.int64(1)),
+        ([0.5, 1.0], np.float32(0.5)),
+        (["a", "b"], np.str_("a")),
+    ],
+)
+def test_numpy_scalar_reference_names_its_group(values: list[Any], reference: Any) -> None:
+    """A reference taken from a NumPy array (``df["g"].to_numpy()[0]``) is its Python value."""
+    df = pl.DataFrame({"g": values, "y": [1, 0], "p": [1, 1]})
+    for t in _all_results(
+        lambda d: pfm.disparities(d, y_true="y", y_pred="p", by="g", reference=reference), df
+    ):
+        assert t.filter("is_reference")["g"].unique().to_list() == [values[0]]
