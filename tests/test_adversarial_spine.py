@@ -805,3 +805,11 @@ def test_numpy_scalar_reference_names_its_group(values: list[Any], reference: An
         lambda d: pfm.disparities(d, y_true="y", y_pred="p", by="g", reference=reference), df
     ):
         assert t.filter("is_reference")["g"].unique().to_list() == [values[0]]
+
+
+def test_report_json_writes_a_numpy_reference_as_its_value() -> None:
+    import json
+
+    df = pl.DataFrame({"g": [1, 2, 1, 2], "y": [1, 0, 1, 0], "p": [1, 1, 0, 0]})
+    report = pfm.audit(df, y_true="y", y_pred="p", by="g", reference=np.int64(1))
+    assert json.loads(report.to_json())["inputs"]["reference"] == 1  # not the text "1"

@@ -31,6 +31,8 @@ __all__ = ["parquet_file_names", "render_json", "report_to_dict", "write_parquet
 
 
 def _json_value(v: Any) -> Any:
+    if getattr(v, "ndim", None) == 0 and hasattr(v, "item"):
+        v = v.item()  # a NumPy scalar (a reference from an array): its Python value, not text
     if isinstance(v, float) and not math.isfinite(v):
         # a NaN group key is a group of its own, not the null group: written "NaN", as
         # float("NaN") reads it back (null would merge it with the null group)
