@@ -16,7 +16,7 @@ import numbers
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import NoReturn
+from typing import NoReturn, cast
 
 import polars as pl
 
@@ -137,6 +137,29 @@ class LabelSpec:
     pos: Label
     neg: Label | None
 
+    def bool_expr(self, values: pl.Series) -> pl.Expr:
+        """The column ``values.name`` mapped to Booleans by :meth:`to_bool` (which raises for a
+        value outside the two classes), null where every value is null: the one mapping of the
+        count scans' cell tables.
+
+        The old values are typed as the column, so a Decimal(10, 2) column is matched (Python
+        Decimals would make Decimal(38, 2) literals, which Polars refuses to compare).
+
+        Examples
+        --------
+        >>> import polars as pl
+        >>> spec = LabelSpec("y", "y_true", 1, 0)
+        >>> cells = pl.DataFrame({"y": pl.Series([1, 0, None], dtype=pl.Decimal(10, 2))})
+        >>> cells.select(spec.bool_expr(cells["y"]))["y"].to_list()
+        [True, False, None]
+        """
+        mapping = self.to_bool(values)
+        if not mapping:
+            return pl.lit(None, dtype=pl.Boolean).alias(values.name)
+        old = pl.Series(list(mapping), dtype=values.dtype)
+        new = list(mapping.values())
+        return pl.col(values.name).replace_strict(old, new, return_dtype=pl.Boolean)
+
     def to_bool(self, values: pl.Series) -> dict[Label, bool]:
         """Map the distinct non-null ``values`` of the column to booleans, or raise.
 
@@ -232,22 +255,42 @@ def validate_thresholds(
 ) -> list[float]:
     """Return the thresholds sorted ascending, or raise :class:`InvalidThresholdError`.
 
-    Thresholds must be finite numbers, inside ``bounds`` when given, and distinct.
+    Thresholds must be finite numbers, inside ``bounds`` when given, and distinct. A number is
+    any real number, NumPy's scalars included (``np.float32(0.5)``, a 0-d array); a list is any
+    iterable of them (a NumPy array, a Series). Text is not a number (``"0.5"`` is refused
+    whole, not read as the characters ``"0"``, ``"."``, ``"5"``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> validate_thresholds(np.float32(0.5), None), validate_thresholds(np.array([0.7, 0.2]), None)
+    ([0.5], [0.2, 0.7])
     """
-    values = [threshold] if isinstance(threshold, (int, float)) else list(threshold)
+    if isinstance(threshold, str | bytes | numbers.Number) or getattr(threshold, "ndim", 1) == 0:
+        values: list[object] = [threshold]
+    else:
+        try:
+            values = list(cast("Iterable[object]", threshold))
+        except TypeError:
+            raise InvalidThresholdError(
+                MSG_THRESHOLD.format(value=threshold, problem="not a number or a list of numbers")
+            ) from None
     if not values:
         raise InvalidThresholdError("threshold is an empty list")
     out: list[float] = []
     for t in values:
-        if isinstance(t, bool) or not isinstance(t, (int, float)):
+        if getattr(t, "ndim", None) == 0:  # a 0-d NumPy array
+            t = t.item()  # type: ignore[attr-defined]
+        if isinstance(t, bool) or not isinstance(t, numbers.Real):
             raise InvalidThresholdError(MSG_THRESHOLD.format(value=t, problem="not a number"))
-        if not math.isfinite(t):
+        x = float(t)
+        if not math.isfinite(x):
             raise InvalidThresholdError(MSG_THRESHOLD.format(value=t, problem="not finite"))
-        if bounds is not None and not bounds[0] <= t <= bounds[1]:
+        if bounds is not None and not bounds[0] <= x <= bounds[1]:
             raise InvalidThresholdError(
                 MSG_THRESHOLD.format(value=t, problem=f"outside [{bounds[0]}, {bounds[1]}]")
             )
-        out.append(float(t))
+        out.append(x)
     if len(set(out)) != len(out):
         dup = next(t for t in out if out.count(t) > 1)
         raise InvalidThresholdError(MSG_THRESHOLD.format(value=dup, problem="given twice"))
@@ -292,13 +335,31 @@ def threshold_grid(bins: int | Sequence[float], bounds: tuple[float, float] | No
     return [float(low + i * (high - low) / bins) for i in range(bins + 1)]
 
 
-def threshold_index(score: pl.Expr, thresholds: Sequence[float]) -> pl.Expr:
+def threshold_index(
+    score: pl.Expr, thresholds: Sequence[float], dtype: pl.DataType | None = None
+) -> pl.Expr:
     """How many of the (ascending) ``thresholds`` are ``<= score``: a row is predicted positive
     at the *i*-th threshold (from 1) iff its index is ``>= i`` (the rule ``score >= t``).
 
+    ``dtype`` is the score column's dtype: the rule is applied in that precision, as Polars'
+    own ``pl.col(s) >= t`` and NumPy's ``scores >= t`` apply it. A Float32 score of 0.7 (the
+    single-precision number nearest 0.7, just below the double 0.7) is predicted positive at
+    threshold 0.7: each threshold is rounded to Float32 first (comparing the rounded threshold
+    and the score in Float64 is then exact).
+
     Null where the score is null. A few thresholds: one comparison each (fastest); many: a
     binary search. Counts and curves both bin scores with it.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> df = pl.DataFrame({"s": pl.Series([0.7], dtype=pl.Float32)})
+    >>> df.select(threshold_index(pl.col("s"), [0.7], pl.Float32())).item()
+    1
     """
+    if dtype == pl.Float32:
+        single = pl.Series(list(thresholds), dtype=pl.Float64).cast(pl.Float32).cast(pl.Float64)
+        thresholds = single.to_list()
     s = score.cast(pl.Float64)
     if len(thresholds) <= 32:
         n_below = pl.sum_horizontal([(s >= t).cast(pl.Int64) for t in thresholds])

@@ -322,12 +322,7 @@ def score_cells(
         guard_schema.update({_W: pl.Float64, _WS: pl.Float64})
 
     def guard(cells: pl.DataFrame) -> pl.DataFrame:
-        mapping = spec.to_bool(cells[_YT])
-        out = cells.with_columns(
-            pl.col(_YT).replace_strict(mapping, return_dtype=pl.Boolean)
-            if mapping
-            else pl.lit(None, dtype=pl.Boolean).alias(_YT)
-        )
+        out = cells.with_columns(spec.bool_expr(cells[_YT]))
         if int(cast(int, out[_SNAN].sum())):
             raise InvalidScoreError(MSG_SCORE_NAN.format(column=y_score))
         for v in (out[_SMIN].min(), out[_SMAX].max()):

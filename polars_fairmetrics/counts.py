@@ -50,6 +50,7 @@ __all__ = [
     "count_columns",
     "count_rows_or_table",
     "is_weighted",
+    "require_count_table",
     "roll_up_attributes",
 ]
 
@@ -78,10 +79,45 @@ _IDX = "_pfm_idx"
 _ALL = "_pfm_all"
 
 
+_KNOWN: tuple[str, ...] = (
+    *COUNT_COLUMNS,
+    *WEIGHTED_COUNT_COLUMNS,
+    *WEIGHT_SQUARE_COLUMNS,
+    *NULL_COLUMNS,
+)
+
+
 def count_columns(table_columns: Sequence[str]) -> list[str]:
     """The additive count columns present in a table with columns ``table_columns``."""
-    known = (*COUNT_COLUMNS, *WEIGHTED_COUNT_COLUMNS, *WEIGHT_SQUARE_COLUMNS, *NULL_COLUMNS)
-    return [c for c in table_columns if c in known]
+    return [c for c in table_columns if c in _KNOWN]
+
+
+def require_count_table(schema: pl.Schema, by: Sequence[str] = (), *, rows_hint: bool) -> None:
+    """Raise, when the query is built, unless ``schema`` is a count table's: the columns
+    ``tp, fp, tn, fn`` present (:class:`InvalidOptionError` naming the missing ones), every count
+    column numeric (:class:`InvalidDtypeError` naming it) and the ``by`` columns present
+    (:class:`ColumnNotFoundError`). ``rows_hint``: the caller also accepts rows (``y_true=``).
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> require_count_table(pl.Schema({"g": pl.String, "tp": pl.Int64}), rows_hint=False)
+    Traceback (most recent call last):
+    ...
+    polars_fairmetrics.exceptions.InvalidOptionError: a count table needs the columns tp, fp, tn, fn (confusion_counts makes one); missing: fp, tn, fn
+    """  # noqa: E501
+    missing = [c for c in COUNT_COLUMNS[:4] if c not in schema]
+    if missing:
+        what = (
+            "pass y_true= (and y_pred= or y_score=) with rows, or a count table with columns "
+            "tp, fp, tn, fn"
+            if rows_hint
+            else "a count table needs the columns tp, fp, tn, fn (confusion_counts makes one)"
+        )
+        raise InvalidOptionError(f"{what}; missing: {', '.join(missing)}")
+    for c in count_columns(schema.names()):
+        require_numeric(schema, c, "count")
+    require_columns(schema, "group", by)
 
 
 def is_weighted(table_columns: Sequence[str]) -> bool:
@@ -100,6 +136,7 @@ class _Plan:
     score_bounds: tuple[float, float] | None
     key_schema: dict[str, pl.DataType]
     weight_squares: bool = False
+    score_dtype: pl.DataType | None = None
 
 
 def _plan(
@@ -127,7 +164,9 @@ def _plan(
         raise InvalidOptionError("threshold= applies to y_score=, not to y_pred=")
     require_columns(schema, "y_true", [y_true])
     require_columns(schema, "group", keys)
-    check_reserved(keys, [*COUNT_COLUMNS, *WEIGHTED_COUNT_COLUMNS, *NULL_COLUMNS, *RESERVED])
+    # every column a count table may have (count_columns): a key named like one would be taken
+    # for a count downstream (tp_w2: summed away by metrics_from_counts, disparities, ...)
+    check_reserved(keys, [*count_columns(_KNOWN), *RESERVED])
     for role, col in (("y_pred", y_pred), ("y_score", y_score), ("weight", weight)):
         if col is not None:
             require_columns(schema, role, [col])
@@ -155,6 +194,7 @@ def _plan(
         score_bounds=score_bounds,
         key_schema={k: schema[k] for k in keys},
         weight_squares=bool(weight_squares),
+        score_dtype=schema[y_score] if y_score is not None else None,
     )
 
 
@@ -166,7 +206,8 @@ def _cells(lf: pl.LazyFrame, plan: _Plan) -> pl.LazyFrame:
     else:
         # bin = how many thresholds are <= s (the one binning rule of counts and curves)
         s = pl.col(cast(str, plan.y_score))
-        pred = threshold_index(s, cast(list[float], plan.thresholds)).alias(_BIN)
+        thresholds = cast(list[float], plan.thresholds)
+        pred = threshold_index(s, thresholds, plan.score_dtype).alias(_BIN)
     # Validation adds plain aggregations, no per-row arithmetic: the weight's minimum and null
     # count beside its sum (``weight_checks``: a negative minimum or a non-finite sum is an
     # invalid weight); scores add their min and NaN-propagating max (NaN, out of bounds).
@@ -201,19 +242,9 @@ def _make_guard(plan: _Plan, source: pl.LazyFrame) -> Any:
 
     def guard(cells: pl.DataFrame) -> pl.DataFrame:
         # the checks read the small cell table; the mapping and casts are then one select
-        yt_map = plan.y_true.to_bool(cells[_YT])
-        columns: dict[str, pl.Expr] = {
-            _YT: pl.col(_YT).replace_strict(yt_map, return_dtype=pl.Boolean)
-            if yt_map
-            else pl.lit(None, dtype=pl.Boolean).alias(_YT)
-        }
+        columns: dict[str, pl.Expr] = {_YT: plan.y_true.bool_expr(cells[_YT])}
         if plan.y_pred is not None:
-            yp_map = plan.y_pred.to_bool(cells[_BIN])
-            columns[_BIN] = (
-                pl.col(_BIN).replace_strict(yp_map, return_dtype=pl.Boolean).cast(pl.Int64)
-                if yp_map
-                else pl.lit(None, dtype=pl.Int64).alias(_BIN)
-            )
+            columns[_BIN] = plan.y_pred.bool_expr(cells[_BIN]).cast(pl.Int64)
         else:
             high = cells[_SMAX]
             check_score_summary(
@@ -400,7 +431,9 @@ def confusion_counts(
         ``threshold``.
     threshold
         One threshold or several (distinct, inside ``score_bounds``); a row is predicted positive
-        when ``score >= threshold``. The output gets a ``threshold`` column.
+        when ``score >= threshold``, compared in the score's precision (a Float32 score of 0.7
+        is positive at 0.7, as ``pl.col(s) >= 0.7`` says). The output gets a ``threshold``
+        column.
     by
         Group column(s). Several columns give intersectional groups; ``None`` one overall row.
     weight

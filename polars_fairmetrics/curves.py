@@ -264,7 +264,7 @@ def curve_counts(
         bin_expr = s.alias(_S)
     elif mode == "grid":
         grid = threshold_grid(bins, score_bounds)  # the grid of confusion_counts too
-        bin_expr = threshold_index(s, grid).cast(pl.Float64).alias(_S)
+        bin_expr = threshold_index(s, grid, schema[y_score]).cast(pl.Float64).alias(_S)
         thr_frame = pl.LazyFrame(
             {_IDX: [float(i + 1) for i in range(len(grid))], "threshold": grid}
         )
@@ -1791,7 +1791,8 @@ def _valid_rows(
 ) -> tuple[pl.Expr, pl.Expr, pl.Expr, pl.Expr]:
     """Scores, Boolean labels and weights of the counted rows, and the per-group input guard.
 
-    The guard (labels outside the two classes, negative/NaN/infinite weights, NaN scores) is
+    The guard (labels outside the two classes, negative/NaN/infinite weights or weights whose
+    sum overflows, NaN scores) is
     native aggregations, like the core's row metrics: it streams, and bad input raises Polars'
     ``InvalidOperationError`` quoting the package's message.
     """
@@ -1804,8 +1805,8 @@ def _valid_rows(
     if weight is None:
         return s.filter(valid), yt.filter(valid), pl.lit(1.0), ok
     w = _as_expr(weight).cast(pl.Float64)
-    ok = ok & _weight_guard(w)
     valid = valid & w.is_not_null()
+    ok = ok & _weight_guard(w, w.filter(valid).sum())
     return s.filter(valid), yt.filter(valid), w.filter(valid), ok
 
 

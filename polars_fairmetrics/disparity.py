@@ -36,7 +36,9 @@ A ratio with a zero reference value is null, like every other undefined value (o
 
 from __future__ import annotations
 
+import decimal
 import functools
+import numbers
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
@@ -44,9 +46,19 @@ from typing import Any, Literal, TypeAlias
 import polars as pl
 
 from polars_fairmetrics._typing import ColumnNames, FrameT, Label
-from polars_fairmetrics._validate import schema_of
-from polars_fairmetrics.counts import COUNT_COLUMNS, count_columns, count_rows_or_table
-from polars_fairmetrics.exceptions import MSG_REFERENCE, InvalidOptionError, ReferenceGroupError
+from polars_fairmetrics._validate import as_list, require_columns, schema_of
+from polars_fairmetrics.counts import (
+    COUNT_COLUMNS,
+    count_columns,
+    count_rows_or_table,
+    require_count_table,
+)
+from polars_fairmetrics.exceptions import (
+    MSG_REFERENCE,
+    ColumnNotFoundError,
+    InvalidOptionError,
+    ReferenceGroupError,
+)
 from polars_fairmetrics.inputs import accepts_tables
 from polars_fairmetrics.metrics import (
     METRICS,
@@ -77,6 +89,7 @@ __all__ = [
     "criterion_expr",
     "disparities",
     "fairness_criteria",
+    "reference_present",
     "reference_statistics",
     "summarize_between",
 ]
@@ -96,16 +109,82 @@ _HAS_REF = "_pfm_has_ref"
 # ---------------------------------------------------------------------------------------------
 
 
+def _key_literal(column: str, value: Any, dtype: pl.DataType) -> pl.Expr | None:
+    """A reference value of key ``column`` as a literal of the column's dtype.
+
+    Keys are typed: a number names a group of a numeric column, a bool of a Boolean column, a
+    string of a text (String, Categorical, Enum) column, a date of a Date column. A value of
+    another kind (``"1"`` or ``True`` for an integer column, ``1`` for a text column, the text
+    ``"2020-01-01"`` for a Date column) names no group: :class:`ReferenceGroupError`, raised
+    when the query is built, names the column, its dtype and the value, rather than the value
+    being cast (``"1"`` to 1) or compared by Polars (a raw error). ``None`` when no value of
+    the dtype equals the reference (1.5 or 2**70 of an Int64 column, 1.005 of a Decimal(10, 2)
+    column): that group is absent, never a truncated or rounded neighbour (1.5 is not group 1).
+    """
+    if getattr(value, "ndim", None) == 0 and hasattr(value, "item"):
+        value = value.item()  # a NumPy scalar (np.bool_, np.int64, ...): its Python value
+    text = dtype in (pl.String, pl.Categorical) or isinstance(dtype, pl.Enum)
+    if dtype == pl.Boolean:
+        same_kind = isinstance(value, bool)
+    elif dtype.is_numeric():
+        same_kind = isinstance(value, numbers.Number | decimal.Decimal) and not isinstance(
+            value, bool
+        )
+    elif text:
+        same_kind = isinstance(value, str)
+    else:
+        same_kind = not isinstance(value, str | numbers.Number)
+    if same_kind and not (text or dtype.is_numeric() or dtype == pl.Boolean):
+        try:  # temporal and other keys: a value Polars can compare with the column
+            pl.DataFrame(schema={column: dtype}).select(pl.col(column).eq_missing(pl.lit(value)))
+        except (TypeError, ValueError, pl.exceptions.PolarsError):
+            same_kind = False
+    if not same_kind:
+        raise ReferenceGroupError(
+            f"reference value {value!r} ({type(value).__name__}) cannot name a group of column "
+            f"{column!r} (group), which has dtype {dtype}: group keys are typed"
+        )
+    if dtype.is_integer() or isinstance(dtype, pl.Decimal):
+        # integers and decimals hold exact values: the reference must be one of them, not a
+        # value that the cast would truncate or round onto a group (1.5 to 1, 1.005 to 1.00)
+        try:
+            typed = pl.Series([value]).cast(dtype, strict=True)[0]
+        except (ValueError, OverflowError, pl.exceptions.PolarsError):
+            return None  # NaN, infinite, or outside the dtype's range
+        same = float(typed) == value if isinstance(value, float) else typed == value
+        return pl.lit(typed, dtype=dtype) if same else None
+    if dtype.is_numeric() or dtype == pl.Boolean:
+        return pl.lit(value, dtype=dtype)
+    return pl.lit(value)
+
+
 def _key_match(column: str, value: Any, dtype: pl.DataType) -> pl.Expr:
+    """True on the rows whose key ``column`` is the reference ``value`` (typed, see
+    :func:`_key_literal`; ``None`` is the null group)."""
     if value is None:
         return pl.col(column).is_null()
+    literal = _key_literal(column, value, dtype)
+    return pl.lit(False) if literal is None else pl.col(column).eq_missing(literal)
+
+
+def reference_present(
+    table: pl.DataFrame, values: Mapping[str, Any], schema: Mapping[str, pl.DataType]
+) -> bool:
+    """Whether some row of ``table`` is the group ``{key: value}`` (typed, as the reference of
+    every comparison is matched).
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> t = pl.DataFrame({"g": [1, 2]})
+    >>> [reference_present(t, {"g": v}, t.schema) for v in (1.0, 1.5, "1")]
+    [True, False, False]
+    """
     try:
-        literal = pl.lit(value, dtype=dtype) if dtype.is_numeric() or dtype == pl.Boolean else None
-    except (TypeError, ValueError, OverflowError, pl.exceptions.PolarsError):
-        literal = None
-    if literal is None:
-        literal = pl.lit(value)
-    return pl.col(column).eq_missing(literal)
+        match = pl.all_horizontal([_key_match(k, v, schema[k]) for k, v in values.items()])
+    except ReferenceGroupError:
+        return False  # a value of another type than its column names no group
+    return bool(table.select(match.any()).item())
 
 
 def _reference_groups(
@@ -124,6 +203,12 @@ def _reference_groups(
         if unknown:
             raise InvalidOptionError(
                 f"reference names attribute(s) {unknown!r} that are not group columns {keys!r}"
+            )
+        missing = [a for a in keys if a not in reference]
+        if missing:
+            raise ReferenceGroupError(
+                f"reference gives no group for attribute(s) {missing!r}; name one for each of "
+                f"{keys!r}, or use 'overall' / 'rest' / 'largest'"
             )
         return {str(a): {str(a): v} for a, v in reference.items()}
     if isinstance(reference, Mapping):
@@ -459,8 +544,9 @@ def summarize_between(
 
     Per partition and metric: ``min``, ``max``, ``difference = max − min``, ``ratio = min / max``
     (null where ``max`` is 0), ``worst_group`` / ``best_group`` (structs of the key columns, by
-    the metric's direction; null for metrics with no better direction and when every group is
-    undefined), ``n_groups`` and ``n_undefined`` (groups whose value is null, left out).
+    the metric's direction, ties to the first group by its keys; null for metrics with no better
+    direction and when every group is undefined), ``n_groups`` and ``n_undefined`` (groups
+    whose value is null, left out).
     """
     keys = layout.keys
     if not keys:
@@ -471,19 +557,24 @@ def summarize_between(
     )
     group = pl.struct(keys)
     any_defined = v.is_not_null().any()
-    high_first = group.sort_by(v, descending=True, nulls_last=True).first()
-    low_first = group.sort_by(v, nulls_last=True).first()
+    # ties go to the first group by its keys (nulls last), as for reference="largest": the
+    # choice must not depend on the order of the rows, which the streaming engine does not keep
+    key_order: list[pl.Expr] = [pl.col(k) for k in layout.keys]
+    by_value: list[pl.Expr] = [v, *key_order]
+    ascending: list[bool] = [False] * len(key_order)
+    high_first = group.sort_by(by_value, descending=[True, *ascending], nulls_last=True).first()
+    low_first = group.sort_by(by_value, descending=[False, *ascending], nulls_last=True).first()
     hib_first = pl.col("_pfm_hib").first()
     lo, hi = v.min(), v.max()
-    difference, ratio = compare(lo, hi)
+    # max − min as hi − lo (equal values give 0.0; negating lo − hi gave -0.0), min / max
+    difference, ratio = compare(hi, lo)[0], compare(lo, hi)[1]
     return (
         long.with_columns(hib.alias("_pfm_hib"))
         .group_by([*layout.partitions, "metric"])
         .agg(
             lo.alias("min"),
             hi.alias("max"),
-            # max − min; + 0.0 turns the −0.0 of tied groups (−(x − x)) into 0.0
-            (-difference + 0.0).alias("difference"),
+            difference.alias("difference"),
             ratio.alias("ratio"),
             pl.when(any_defined & hib_first)
             .then(low_first)
@@ -543,12 +634,7 @@ def _count_table(
         score_bounds=score_bounds,
     )
     if y_true is None:
-        missing = [c for c in COUNT_COLUMNS[:4] if c not in schema_of(counts).names()]
-        if missing:
-            raise InvalidOptionError(
-                "pass y_true= (and y_pred= or y_score=) with rows, or a count table with columns "
-                f"tp, fp, tn, fn; missing: {', '.join(missing)}"
-            )
+        require_count_table(schema_of(counts), as_list(by), rows_hint=True)
     columns = list(schema_of(counts).names())
     return counts, Layout.of(columns, by, count_columns(columns))
 
@@ -821,7 +907,22 @@ def criteria_from_comparisons(
     [2.0, 1.0]
     """
     chosen = _criterion_names(criteria)
-    columns = list(schema_of(comparisons).names())
+    schema = schema_of(comparisons)
+    require_columns(schema, "group", keys)
+    needed: list[str] = [
+        f"{m}_{what}"
+        for c in chosen
+        for m in c.metrics
+        for what in ("ratio" if c.composition == "ratio" else "difference", "support")
+    ]
+    missing = [n for n in dict.fromkeys([*needed, "reference", "is_reference"]) if n not in schema]
+    if missing:
+        metrics: list[str] = list(dict.fromkeys(m for c in chosen for m in c.metrics))
+        raise ColumnNotFoundError(
+            "criteria_from_comparisons needs the wide comparisons of the criteria's metrics "
+            f"(disparities(..., metrics={metrics!r}, wide=True)); missing: {', '.join(missing)}"
+        )
+    columns = list(schema.names())
     parts = (
         list(partitions)
         if partitions is not None

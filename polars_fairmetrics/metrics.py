@@ -24,17 +24,19 @@ from typing import Any
 import polars as pl
 
 from polars_fairmetrics._typing import FrameT, IntoExpr, Label
-from polars_fairmetrics._validate import schema_of
+from polars_fairmetrics._validate import as_list, schema_of
 from polars_fairmetrics.counts import (
     WEIGHTED_COUNT_COLUMNS,
     confusion_counts,
     count_columns,
     is_weighted,
+    require_count_table,
 )
 from polars_fairmetrics.exceptions import (
     MSG_NEGATIVE_WEIGHT,
     MSG_NONFINITE_WEIGHT,
     MSG_THIRD_LABEL,
+    MSG_WEIGHT_OVERFLOW,
     InvalidOptionError,
 )
 from polars_fairmetrics.inputs import accepts_tables
@@ -67,6 +69,10 @@ __all__ = [
     "true_negative_rate",
     "true_positive_rate",
 ]
+
+
+_HALF_MAX = 8e307
+"""Sums above this may overflow Float64 when doubled (the largest double is about 1.8e308)."""
 
 
 def safe_div(numerator: pl.Expr, denominator: pl.Expr) -> pl.Expr:
@@ -159,11 +165,14 @@ def _label_guard(raw: pl.Expr, role: str, pos: Label, neg: Label) -> pl.Expr:
     return _raise_if(msg, name)
 
 
-def _weight_guard(w: pl.Expr) -> pl.Expr:
-    """``True`` per group, or a Polars error naming the column and a negative/NaN/inf weight.
+def _weight_guard(w: pl.Expr, total: pl.Expr) -> pl.Expr:
+    """``True`` per group, or a Polars error naming the column and a negative/NaN/inf weight,
+    or finite weights whose sum overflows Float64 (the metrics would be NaN), as
+    :func:`~polars_fairmetrics.confusion_counts` checks them.
 
     Two plain aggregations, no per-row arithmetic: ``min`` (NaN skipped) finds a negative weight
-    (or ``-inf``), the NaN-propagating ``nan_max`` a NaN or ``+inf``.
+    (or ``-inf``), the NaN-propagating ``nan_max`` a NaN or ``+inf``; ``total``, the sum of the
+    four weighted cells (aggregations the metric computes anyway), an overflow.
     """
     name = w.meta.output_name(raise_if_undetermined=False) or "weight"
     f = w.cast(pl.Float64)
@@ -173,6 +182,8 @@ def _weight_guard(w: pl.Expr) -> pl.Expr:
         .then(_message(MSG_NEGATIVE_WEIGHT, "{value!r}", _value_text(low, False), column=name))
         .when(high.is_nan() | high.is_infinite())
         .then(_message(MSG_NONFINITE_WEIGHT, "{value!r}", _value_text(high, False), column=name))
+        .when(total.is_infinite())
+        .then(_message(MSG_WEIGHT_OVERFLOW, "{value!r}", _value_text(high, False), column=name))
     )
     return _raise_if(msg, name)
 
@@ -267,6 +278,11 @@ class Counts:
         yt_raw, yp_raw = _as_expr(y_true), _as_expr(y_pred)
         pos_t, neg_t = _row_labels("y_true", pos_label, neg_label)
         pos_p, neg_p = _row_labels("y_pred", pos_label, neg_label)
+        if isinstance(pos_t, str):
+            # text classes: a column of another dtype (a 0/1 or Boolean prediction) is compared
+            # as text, so its values are named in the package's error, not Polars' "cannot
+            # compare string with numeric type" (confusion_counts reads such columns naturally)
+            yt_raw, yp_raw = yt_raw.cast(pl.String), yp_raw.cast(pl.String)
         # A null on either side makes a cell mask null or False, never True: nulls are left out
         # without a separate validity mask.
         yt, yp = yt_raw == pos_t, yp_raw == pos_p
@@ -279,16 +295,16 @@ class Counts:
                 return mask.sum().cast(pl.Int64)
         else:
             w = _as_expr(weight).cast(pl.Float64)
-            ok = ok & _weight_guard(w)
 
             def cell(mask: pl.Expr) -> pl.Expr:
                 # a null weight stays null and is left out of the sum; a False or null mask adds
                 # an exact 0.0 (a result without nulls sums about twice as fast as a masked one)
                 return pl.when(mask).then(w).otherwise(0.0).sum()
 
-        return cls(
-            tp=cell(yt & yp), fp=cell(~yt & yp), tn=cell(~yt & ~yp), fn=cell(yt & ~yp), guard=ok
-        )
+        tp, fp, tn, fn = cell(yt & yp), cell(~yt & yp), cell(~yt & ~yp), cell(yt & ~yp)
+        if weight is not None:
+            ok = ok & _weight_guard(w, tp + fp + tn + fn)
+        return cls(tp=tp, fp=fp, tn=tn, fn=fn, guard=ok)
 
     @property
     def n(self) -> pl.Expr:
@@ -521,7 +537,14 @@ def f1_score(c: Counts) -> pl.Expr:
     >>> round(df.select(f1_score(Counts.from_rows("pred", y_true="y"))).item(), 4)
     0.6667
     """
-    return safe_div(2 * c.tp, 2 * c.tp + c.fp + c.fn)
+    # near the top of Float64 (weighted sums), 2·TP + FP + FN overflows: the same quotient
+    # halved, TP / (TP + FP/2 + FN/2) (halving is exact there; below, it could underflow)
+    huge = (c.tp + c.fp + c.fn) > _HALF_MAX
+    return (
+        pl.when(huge)
+        .then(safe_div(c.tp, c.tp + c.fp / 2 + c.fn / 2))
+        .otherwise(safe_div(2 * c.tp, 2 * c.tp + c.fp + c.fn))
+    )
 
 
 @_named
@@ -617,7 +640,9 @@ def matthews_corrcoef(c: Counts) -> pl.Expr:
 
     Formula: (TP·TN − FP·FN) / sqrt((TP + FP)(TP + FN)(TN + FP)(TN + FN)). Undefined when any
     of the four margins is 0 (scikit-learn returns 0 there; we return null).
-    Range [−1, 1], higher is better.
+    Range [−1, 1], higher is better. Computed as the equal
+    sqrt(TPR·TNR·PPV·NPV) − sqrt(FNR·FPR·FOR·FDR), whose factors are rates: no product of
+    (weighted) counts overflows or underflows.
 
     Examples
     --------
@@ -626,9 +651,15 @@ def matthews_corrcoef(c: Counts) -> pl.Expr:
     >>> round(df.select(matthews_corrcoef(Counts.from_rows("pred", y_true="y"))).item(), 4)
     0.1667
     """
-    f = [x.cast(pl.Float64) for x in (c.tp, c.fp, c.tn, c.fn)]
-    tp, fp, tn, fn = f
-    return safe_div(tp * tn - fp * fn, ((tp + fp) * (tp + fn) * (tn + fp) * (tn + fn)).sqrt())
+    # The same value written with the eight rates (each a quotient in [0, 1]):
+    #   MCC = sqrt(TPR·TNR·PPV·NPV) − sqrt(FNR·FPR·FOR·FDR),
+    # null exactly when a margin is 0. The products of counts of the textbook form overflow for
+    # large weighted sums (inf · 0 is NaN, inf / inf is NaN) and underflow to 0 for tiny ones.
+    agree = true_positive_rate(c) * true_negative_rate(c)
+    agree = agree * positive_predictive_value(c) * negative_predictive_value(c)
+    disagree = false_negative_rate(c) * false_positive_rate(c)
+    disagree = disagree * false_omission_rate(c) * false_discovery_rate(c)
+    return agree.sqrt() - disagree.sqrt()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -995,7 +1026,9 @@ def metrics_from_counts(
     """
     from polars_fairmetrics.results import Layout, finish, from_wide
 
-    columns: list[str] = list(schema_of(counts).names())
+    schema = schema_of(counts)
+    require_count_table(schema, as_list(by), rows_hint=False)
+    columns: list[str] = list(schema.names())
     names: list[str] = _metric_names(metrics)
     use_w: bool = _use_weighted(columns, weighted)
     c = Counts.from_columns(weighted=use_w)

@@ -143,14 +143,9 @@ def _guard(
     m = len(specs)
     weighted = weight is not None
 
-    def mapped(column: str, spec: LabelSpec) -> pl.Expr:
-        table = spec.to_bool(cells[column])
-        if not table:
-            return pl.lit(None, dtype=pl.Boolean).alias(column)
-        return pl.col(column).replace_strict(table, return_dtype=pl.Boolean)
-
     out = cells.with_columns(
-        mapped(_YT, spec_true), *[mapped(_pred(i), s) for i, s in enumerate(specs)]
+        spec_true.bool_expr(cells[_YT]),
+        *[s.bool_expr(cells[_pred(i)]) for i, s in enumerate(specs)],
     )
     if weighted:
         if weights_invalid(out[_WMIN], out[_W]):

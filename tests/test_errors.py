@@ -243,6 +243,16 @@ def _properties_single_count(t: pl.DataFrame) -> None:
     assert holds["Fairness Symmetry"] is True
 
 
+def _float32_at_threshold(t: pl.DataFrame) -> None:
+    # rows (y, p): a (1, 0.7) tp, (0, 0.7) fp; b (1, 0.4) fn, (0, 0.7) fp; c (1, 0.6) fn
+    assert t["tp"].to_list() == [1, 0, 0] and t["fp"].to_list() == [1, 1, 0]
+
+
+def _numpy_threshold(t: pl.DataFrame) -> None:
+    assert t["threshold"].to_list() == [0.5, 0.5, 0.5]
+    assert t["tp"].to_list() == [1, 0, 1] and t["fp"].to_list() == [0, 1, 0]
+
+
 def _zero_reference(t: pl.DataFrame) -> None:
     a = t.filter(pl.col("g") == "a")
     assert a["reference_value"].item() == 0.0 and a["ratio"].item() is None
@@ -553,6 +563,17 @@ CATALOG: list[Entry] = [
         "build",
     ),
     Entry(
+        "group_column_named_like_a_count_column",
+        "a group column named like any column a count table may have (`tp_w2`, the squared "
+        "weights of `weight_squares=True`)",
+        "error naming the column (downstream it would be taken for a count and summed away)",
+        base().rename({"g": "tp_w2"}),
+        lambda d: counts(d, by="tp_w2"),
+        InvalidOptionError,
+        r"group column 'tp_w2' collides with an output column name",
+        "build",
+    ),
+    Entry(
         "group_column_twice",
         "the same group column twice in `by=`",
         "error naming it",
@@ -704,6 +725,30 @@ CATALOG: list[Entry] = [
         r'g="a", g="b", g="c"',
     ),
     Entry(
+        "reference_of_another_type",
+        "a reference value of another type than its group column (`reference=1` for a text "
+        'column, `"1"` or `True` for an integer column, the text `"2020-01-01"` for a Date '
+        "column)",
+        "error naming the value, the column and its dtype: keys are typed, a value is never cast "
+        'to the column (`"1"` is not group 1)',
+        base(g=[1, 1, 2, 2, 3]),
+        lambda d: pfm.disparities(d, y_true="y", y_pred="p", by="g", reference="1"),
+        ReferenceGroupError,
+        r"reference value '1' \(str\) cannot name a group of column 'g' \(group\), which has "
+        r"dtype Int64",
+        "build",
+    ),
+    Entry(
+        "reference_not_a_value_of_the_dtype",
+        "a numeric reference that no value of the integer group column equals (`reference=1.5`)",
+        "the group is absent (never truncated to group 1): error naming the value and the groups "
+        "present",
+        base(g=[1, 1, 2, 2, 3]),
+        lambda d: pfm.disparities(d, y_true="y", y_pred="p", by="g", reference=1.5),
+        ReferenceGroupError,
+        r"reference group 1\.5 not found in \['g'\].*groups present: g=1, g=2, g=3",
+    ),
+    Entry(
         "expression_third_label",
         "a third label in `pl.col(p).fair.<metric>(y_true=...)`",
         "Polars' `InvalidOperationError` (a native expression cannot raise the package's "
@@ -724,6 +769,20 @@ CATALOG: list[Entry] = [
         ),
         pl.exceptions.InvalidOperationError,
         r"column 'y' \(y_true\) has a value 'maybe'",
+    ),
+    Entry(
+        "expression_text_labels_numeric_prediction",
+        "text classes (`pos_label=`, `neg_label=`) in an expression whose prediction column is "
+        "0/1 or Boolean",
+        "Polars' `InvalidOperationError` quoting the column and a value (not Polars' own "
+        "'cannot compare string with numeric type'): in an expression both columns hold the "
+        "classes; `confusion_counts` reads a 0/1 or Boolean prediction naturally",
+        base(y=["yes", "no", "yes", "no", "yes"]),
+        lambda d: d.group_by("g").agg(
+            pl.col("p").fair.accuracy(y_true="y", pos_label="yes", neg_label="no")
+        ),
+        pl.exceptions.InvalidOperationError,
+        r"column 'p' \(y_pred\) has a value '0' that is neither the positive label 'yes'",
     ),
     Entry(
         "expression_negative_weight",
@@ -751,6 +810,17 @@ CATALOG: list[Entry] = [
         lambda d: d.group_by("g").agg(pl.col("p").fair.accuracy(y_true="y", weight="w")),
         pl.exceptions.InvalidOperationError,
         r"column 'w' \(weight\) has a non-finite weight inf",
+    ),
+    Entry(
+        "expression_weight_sum_overflow",
+        "finite weights whose sum overflows Float64 (1e308 twice) in an expression metric",
+        "Polars' `InvalidOperationError` quoting the column and the largest weight (not a NaN "
+        "metric)",
+        base(w=[1e308, 1.0, 1e308, 1.0, 1.0]),
+        lambda d: d.select(pl.col("p").fair.accuracy(y_true="y", weight="w")),
+        pl.exceptions.InvalidOperationError,
+        r"column 'w' \(weight\): the weights sum to infinity in Float64 \(overflow; the "
+        r"largest is 1e\+308\)",
     ),
     Entry(
         "expression_nan_score",
@@ -781,6 +851,24 @@ CATALOG: list[Entry] = [
         InvalidThresholdError,
         r"threshold 1.2 is outside \[0.0, 1.0\]",
         "build",
+    ),
+    Entry(
+        "text_threshold",
+        'a threshold given as text (`threshold="0.5"`)',
+        "error naming the whole text (not its first character, as when it was read as a list)",
+        base(),
+        lambda d: scores(d, threshold="0.5"),
+        InvalidThresholdError,
+        r"threshold '0\.5' is not a number",
+        "build",
+    ),
+    Entry(
+        "numpy_scalar_threshold",
+        "a NumPy scalar threshold (`np.float32(0.5)`, `np.int64(1)`, a 0-d array)",
+        "accepted as the number it holds (it raised Python's TypeError: not iterable)",
+        base(),
+        lambda d: scores(d, threshold=np.float32(0.5)),
+        check=lambda t: _numpy_threshold(t),
     ),
     Entry(
         "nan_threshold",
@@ -900,6 +988,65 @@ CATALOG: list[Entry] = [
         lambda d: pfm.disparities(d, by="g"),
         InvalidOptionError,
         r"pass y_true= .* missing: tp, fp, tn, fn",
+        "build",
+    ),
+    Entry(
+        "metrics_of_a_table_without_counts",
+        "`metrics_from_counts` of rows, or of a table lacking some of `tp, fp, tn, fn`",
+        "error naming the missing count columns (not Polars' column error)",
+        base(),
+        lambda d: pfm.metrics_from_counts(d),
+        InvalidOptionError,
+        r"a count table needs the columns tp, fp, tn, fn .*missing: tp, fp, tn, fn",
+        "build",
+    ),
+    Entry(
+        "count_table_text_counts",
+        "a count table whose count column is text (`tp` of dtype String)",
+        "error naming the column and its dtype",
+        pl.DataFrame({"g": ["a"], "tp": ["1"], "fp": [0], "tn": [1], "fn": [2]}),
+        lambda d: pfm.metrics_from_counts(d),
+        InvalidDtypeError,
+        r"column 'tp' \(count\) has dtype String, expected a numeric dtype",
+        "build",
+    ),
+    Entry(
+        "count_table_unknown_group_column",
+        "`by=` naming a column a count table does not have",
+        "error naming the column and the columns available",
+        base(),
+        lambda d: pfm.metrics_from_counts(counts(d), by="h"),
+        ColumnNotFoundError,
+        r"column 'h' \(group\) not found; available columns: 'g', 'tp'",
+        "build",
+    ),
+    Entry(
+        "separately_reference_missing_attribute",
+        "attributes side by side (`separately=True`) with a reference mapping that leaves one out",
+        "error naming the attribute without a reference group (not a reference 'not found' in "
+        "the attribute it never named)",
+        base(h=[1, 2, 1, 2, 1]),
+        lambda d: pfm.disparities(
+            d, y_true="y", y_pred="p", by=["g", "h"], separately=True, reference={"g": "a"}
+        ),
+        ReferenceGroupError,
+        r"reference gives no group for attribute\(s\) \['h'\]",
+        "build",
+    ),
+    Entry(
+        "criteria_from_comparisons_missing_metric",
+        "`criteria_from_comparisons` of comparisons without a criterion's metric (equalized "
+        "odds from the selection rate's), or of the long table",
+        "error naming the missing columns and the `disparities(..., wide=True)` call that has them",
+        base(),
+        lambda d: _mod("disparity").criteria_from_comparisons(
+            pfm.disparities(d, y_true="y", y_pred="p", by="g", metrics="selection_rate", wide=True),
+            keys=["g"],
+            criteria="equalized_odds_difference",
+        ),
+        ColumnNotFoundError,
+        r"criteria_from_comparisons needs the wide comparisons .*missing: "
+        r"false_positive_rate_difference",
         "build",
     ),
     Entry(
@@ -1044,6 +1191,16 @@ CATALOG: list[Entry] = [
         base(),
         lambda d: scores(d, threshold=0.9),
         check=_score_at_threshold,
+    ),
+    Entry(
+        "float32_score_equal_to_threshold",
+        "a Float32 score written as the threshold (0.7 in single precision, just below the "
+        "double 0.7)",
+        "predicted positive: the rule `score >= threshold` is applied in the score's precision, "
+        "as `pl.col(s) >= 0.7` and NumPy apply it (the curves' grid too)",
+        base(s=pl.Series([0.7, 0.7, 0.4, 0.7, 0.6], dtype=pl.Float32)),
+        lambda d: scores(d, threshold=0.7),
+        check=lambda t: _float32_at_threshold(t),
     ),
     Entry(
         "zero_reference_value",

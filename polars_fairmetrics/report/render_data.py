@@ -1,7 +1,8 @@
 r"""Data renderers: JSON (versioned schema, ``docs/report.md``) and one Parquet file per section.
 
 They carry the tidy tables unchanged: typed key columns, exact numbers, ``null`` for undefined
-values. In JSON text, non-finite numbers are the strings ``"Infinity"`` / ``"-Infinity"``, and
+values. In JSON text, non-finite numbers are the strings ``"Infinity"`` / ``"-Infinity"`` /
+``"NaN"`` (a NaN group key is a group apart from the null group), and
 every character that is not printable (control characters, bidirectional overrides) is written
 as a ``\uXXXX`` escape, so the JSON printed on a terminal cannot drive it; parsing gives back the
 exact text.
@@ -30,8 +31,12 @@ __all__ = ["parquet_file_names", "render_json", "report_to_dict", "write_parquet
 
 
 def _json_value(v: Any) -> Any:
+    if getattr(v, "ndim", None) == 0 and hasattr(v, "item"):
+        v = v.item()  # a NumPy scalar (a reference from an array): its Python value, not text
     if isinstance(v, float) and not math.isfinite(v):
-        return None if math.isnan(v) else ("Infinity" if v > 0 else "-Infinity")
+        # a NaN group key is a group of its own, not the null group: written "NaN", as
+        # float("NaN") reads it back (null would merge it with the null group)
+        return "NaN" if math.isnan(v) else ("Infinity" if v > 0 else "-Infinity")
     if isinstance(v, (str, int, float, bool)) or v is None:
         return v
     if isinstance(v, (list, tuple)):

@@ -40,6 +40,7 @@ from polars_fairmetrics.disparity import (
     Reference,
     criteria_from_comparisons,
     disparities,
+    reference_present,
     summarize_between,
 )
 from polars_fairmetrics.exceptions import InvalidOptionError, ReferenceGroupError
@@ -238,10 +239,7 @@ def check_references(counts: pl.DataFrame, spec: TableSpec) -> None:
         wanted = [(None, {spec.keys[0]: ref})]
     schema = counts.schema
     for _, values in wanted:
-        # the small count table's key values as Python rows: no query for the usual case
-        columns = [counts.get_column(k).to_list() for k in values]
-        rows = [dict(zip(values, row, strict=True)) for row in zip(*columns, strict=True)]
-        if not any(_same_group(row, values, schema) for row in rows):
+        if not reference_present(counts, values, schema):
             present = (
                 counts.select(list(values))
                 .unique(maintain_order=True)
@@ -254,22 +252,6 @@ def check_references(counts: pl.DataFrame, spec: TableSpec) -> None:
                 f"reference group {group_label(values)} not found among the groups of "
                 f"{', '.join(values)}; groups present: {shown or '(none)'}{more}"
             )
-
-
-def _same_group(row: Mapping[str, Any], values: Mapping[str, Any], schema: pl.Schema) -> bool:
-    for k, want in values.items():
-        got = row[k]
-        if want is None or got is None:
-            if want is not got:
-                return False
-            continue
-        try:
-            cast = pl.Series([want]).cast(schema[k], strict=True)[0]
-        except (pl.exceptions.PolarsError, TypeError, ValueError, OverflowError):
-            return False
-        if cast != got or (isinstance(want, str) != isinstance(got, str)):
-            return False
-    return True
 
 
 # ---------------------------------------------------------------------------------------------
