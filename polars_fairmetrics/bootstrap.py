@@ -56,6 +56,7 @@ from polars_fairmetrics.counts import (
     COUNT_COLUMNS,
     WEIGHT_SQUARE_COLUMNS,
     WEIGHTED_COUNT_COLUMNS,
+    check_count_values,
     confusion_counts,
     count_columns,
 )
@@ -297,6 +298,7 @@ def _check_cells(table: pl.DataFrame, layout: _TableLayout, order: list[str]) ->
             )
     if layout.weighted:
         _check_weight_sums(table)
+    check_count_values(table)  # no negative, NaN or infinite count or weighted sum
     if order:
         twice = table.select(order).filter(table.select(order).is_duplicated())
         if twice.height:
@@ -396,8 +398,6 @@ def _as_cells(table: pl.DataFrame, layout: _TableLayout) -> _Cells:
 
         wsum = stack("_w") if w else None
         wsq = stack("_w2") if w else None
-    if (counts < 0).any():
-        raise InvalidOptionError("the count table has negative cells (counts must be additive)")
     if wsum is not None:
         # thresholded tables give the bins' weighted sums by differences: round-off may dip below 0
         wsum = np.maximum(wsum, 0.0)

@@ -35,7 +35,7 @@ from polars_fairmetrics._validate import (
     weight_checks,
     weights_invalid,
 )
-from polars_fairmetrics.exceptions import InvalidOptionError
+from polars_fairmetrics.exceptions import InvalidOptionError, InvalidWeightError
 from polars_fairmetrics.inputs import accepts_tables
 from polars_fairmetrics.results import RESERVED, order_rank
 
@@ -45,6 +45,7 @@ __all__ = [
     "PARTITION_COLUMNS",
     "WEIGHTED_COUNT_COLUMNS",
     "WEIGHT_SQUARE_COLUMNS",
+    "check_count_values",
     "combine_counts",
     "confusion_counts",
     "count_columns",
@@ -118,6 +119,65 @@ def require_count_table(schema: pl.Schema, by: Sequence[str] = (), *, rows_hint:
     for c in count_columns(schema.names()):
         require_numeric(schema, c, "count")
     require_columns(schema, "group", by)
+
+
+def _bad_count(table: pl.DataFrame) -> tuple[str, Any, dict[str, Any]] | None:
+    """The first count column holding a negative, NaN or infinite value: its name, the value
+    and the other columns of its row (the group); None when every count is valid."""
+    numeric = [c for c in count_columns(table.columns) if table.schema[c].is_numeric()]
+    if not numeric or table.height == 0:
+        return None
+
+    def invalid(column: str) -> pl.Expr:
+        f = pl.col(column).cast(pl.Float64)
+        return (f < 0) | f.is_nan() | f.is_infinite()
+
+    flags = table.select([invalid(c).any().alias(c) for c in numeric]).row(0)
+    for column, flagged in zip(numeric, flags, strict=True):
+        if flagged:
+            row = table.filter(invalid(column)).row(0, named=True)
+            value = row.pop(column)
+            group = {k: v for k, v in row.items() if k not in _KNOWN}
+            return column, value, group
+    return None
+
+
+def check_count_values(counts: FrameT) -> FrameT:
+    """``counts`` unchanged, or an error (when the query runs) for a count or weighted sum that
+    is negative, NaN or infinite: no rate of such a table means anything.
+
+    A count table from :func:`confusion_counts` always passes; the check is for tables made
+    elsewhere (a SQL aggregation, a hand-written table). A cell count raises
+    :class:`InvalidOptionError`, a weighted sum (``tp_w`` …, ``tp_w2`` …, ``n_w``)
+    :class:`InvalidWeightError`, naming the column, the value and the row's group. Null counts
+    are left alone: the metrics that read them are null.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> t = pl.DataFrame({"g": ["a"], "tp": [-1], "fp": [2], "tn": [4], "fn": [1]})
+    >>> check_count_values(t)
+    Traceback (most recent call last):
+    ...
+    polars_fairmetrics.exceptions.InvalidOptionError: column 'tp' of the count table has a negative value -1 (group {'g': 'a'}): counts and weighted sums are non-negative finite numbers
+    """  # noqa: E501
+
+    def guard(table: pl.DataFrame) -> pl.DataFrame:
+        bad = _bad_count(table)
+        if bad is not None:
+            column, value, group = bad
+            kind = "negative" if value == value and value < 0 else "non-finite"
+            error = InvalidWeightError if "_w" in column else InvalidOptionError
+            where = f" (group {group})" if group else ""
+            raise error(
+                f"column {column!r} of the count table has a {kind} value {value!r}{where}: "
+                "counts and weighted sums are non-negative finite numbers"
+            )
+        return table
+
+    if isinstance(counts, pl.DataFrame):
+        return guard(counts)
+    return counts.map_batches(guard, schema=counts.collect_schema())
 
 
 def is_weighted(table_columns: Sequence[str]) -> bool:
@@ -555,7 +615,7 @@ def count_rows_or_table(
                 raise InvalidOptionError(f"{name}= needs y_true= (rows); got a count table")
         if separately:
             raise InvalidOptionError("separately=True needs y_true= (rows); got a count table")
-        return data
+        return check_count_values(data)
     return confusion_counts(
         data,
         y_true=y_true,

@@ -27,6 +27,7 @@ from polars_fairmetrics._typing import FrameT, IntoExpr, Label
 from polars_fairmetrics._validate import as_list, schema_of
 from polars_fairmetrics.counts import (
     WEIGHTED_COUNT_COLUMNS,
+    check_count_values,
     confusion_counts,
     count_columns,
     is_weighted,
@@ -1028,6 +1029,7 @@ def metrics_from_counts(
 
     schema = schema_of(counts)
     require_count_table(schema, as_list(by), rows_hint=False)
+    counts = check_count_values(counts)
     columns: list[str] = list(schema.names())
     names: list[str] = _metric_names(metrics)
     use_w: bool = _use_weighted(columns, weighted)

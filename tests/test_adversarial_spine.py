@@ -813,3 +813,66 @@ def test_report_json_writes_a_numpy_reference_as_its_value() -> None:
     df = pl.DataFrame({"g": [1, 2, 1, 2], "y": [1, 0, 1, 0], "p": [1, 1, 0, 0]})
     report = pfm.audit(df, y_true="y", y_pred="p", by="g", reference=np.int64(1))
     assert json.loads(report.to_json())["inputs"]["reference"] == 1  # not the text "1"
+
+
+# ---------------------------------------------------------------------------------------------
+# count tables made elsewhere: a negative, NaN or infinite count is an error at every entry
+# ---------------------------------------------------------------------------------------------
+
+_TABLE_ENTRIES: dict[str, Callable[[Any], Any]] = {
+    "metrics_from_counts": lambda t: pfm.metrics_from_counts(t, metrics="accuracy"),
+    "disparities": lambda t: pfm.disparities(t, metrics="accuracy", reference="rest"),
+    "fairness_criteria": lambda t: pfm.fairness_criteria(t, reference="overall"),
+    "between_groups": lambda t: pfm.between_groups(t, metrics="accuracy"),
+    "deployment_metrics": lambda t: pfm.deployment_metrics(t, deploy_positive_rate=0.3),
+}
+
+
+@FEW
+@given(
+    # every cell positive: deployment needs both classes (empty classes are tested elsewhere)
+    cells=st.lists(st.tuples(*[st.integers(1, 50)] * 4), min_size=2, max_size=4),
+    weighted=st.booleans(),
+    bad=st.sampled_from([None, -1.0, -0.5, math.nan, math.inf, -math.inf]),
+    column=st.sampled_from(["tp", "fp", "tn", "fn"]),
+    row=st.integers(0, 3),
+    entry=st.sampled_from(sorted(_TABLE_ENTRIES)),
+)
+def test_count_table_values_are_checked_at_every_entry(
+    cells: list[tuple[int, int, int, int]],
+    weighted: bool,
+    bad: float | None,
+    column: str,
+    row: int,
+    entry: str,
+) -> None:
+    """A valid table (every count a non-negative finite number) never raises; one bad value in
+    a cell count or a weighted sum raises naming that column, eagerly and on both engines."""
+    row %= len(cells)
+    names = ["tp", "fp", "tn", "fn"]
+    data: dict[str, Any] = {"g": [f"g{i}" for i in range(len(cells))]}
+    for j, c in enumerate(names):
+        data[c] = [float(r[j]) if weighted else r[j] for r in cells]
+        if weighted:
+            data[f"{c}_w"] = [0.5 * r[j] for r in cells]
+    target = f"{column}_w" if weighted and row % 2 else column
+    if bad is not None:
+        values = [float(v) for v in data[target]]
+        values[row] = bad
+        data[target] = values
+    table = pl.DataFrame(data)
+    call = _TABLE_ENTRIES[entry]
+    if bad is None:
+        out = call(table)
+        assert isinstance(out, pl.DataFrame)
+        for engine in ("in-memory", "streaming"):
+            call(table.lazy()).collect(engine=engine)
+        return
+    error = pfm.InvalidWeightError if target.endswith("_w") else InvalidOptionError
+    pattern = rf"column '{target}' of the count table has a (negative|non-finite) value"
+    with pytest.raises(error, match=pattern):
+        call(table)
+    lazy = call(table.lazy())  # building the query does not raise
+    for engine in ("in-memory", "streaming"):
+        with pytest.raises(error, match=pattern):
+            lazy.collect(engine=engine)

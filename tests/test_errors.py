@@ -679,6 +679,48 @@ CATALOG: list[Entry] = [
         r"largest is 1e\+308\)",
     ),
     Entry(
+        "count_table_negative_count",
+        "a count table (made elsewhere) with a negative cell count",
+        "error naming the column, the value and the group (no rate of such a table means anything)",
+        pl.DataFrame({"g": ["a", "b"], "tp": [-1, 3], "fp": [2, 1], "tn": [4, 4], "fn": [1, 0]}),
+        lambda d: pfm.disparities(d, reference="b"),
+        InvalidOptionError,
+        r"column 'tp' of the count table has a negative value -1 \(group \{'g': 'a'\}\)",
+    ),
+    Entry(
+        "count_table_nan_weighted_sum",
+        "a count table with a NaN weighted sum",
+        "error naming the column, the value and the group",
+        pl.DataFrame(
+            {
+                "g": ["a", "b"],
+                **{c: [1, 2] for c in ("tp", "fp", "tn", "fn")},
+                **{f"{c}_w": [1.0, 2.0] for c in ("tp", "fp", "tn")},
+                "fn_w": [1.0, math.nan],
+            }
+        ),
+        lambda d: pfm.metrics_from_counts(d, metrics="false_negative_rate"),
+        InvalidWeightError,
+        r"column 'fn_w' of the count table has a non-finite value nan \(group \{'g': 'b'\}\)",
+    ),
+    Entry(
+        "count_table_infinite_count",
+        "a count table with an infinite (Float64) cell count",
+        "error naming the column, the value and the group",
+        pl.DataFrame(
+            {
+                "g": ["a", "b"],
+                "tp": [1.0, 3.0],
+                "fp": [2.0, 1.0],
+                "tn": [4.0, math.inf],
+                "fn": [1.0, 0.0],
+            }
+        ),
+        lambda d: pfm.fairness_criteria(d, reference="a"),
+        InvalidOptionError,
+        r"column 'tn' of the count table has a non-finite value inf \(group \{'g': 'b'\}\)",
+    ),
+    Entry(
         "score_above_one",
         "a score of 1.5 (probabilities expected)",
         "error naming the column, the value and the bounds (`score_bounds=None` lifts them)",
