@@ -453,6 +453,19 @@ def _quote(value: Any) -> str:
     return str(value)
 
 
+def display_value(value: Any) -> str:
+    """One key value as :func:`display_label` shows it: text quoted and escaped, ``null`` for a
+    missing value, other values as ``str`` (a date as ``2020-01-01``, not its ``repr``).
+
+    Examples
+    --------
+    >>> import datetime
+    >>> display_value("Caucasian"), display_value(None), display_value(datetime.date(2020, 1, 2))
+    ('"Caucasian"', 'null', '2020-01-02')
+    """
+    return _quote(value)
+
+
 def display_label(keys: Mapping[str, Any]) -> str:
     """The unambiguous text label of a group: ``column=value`` pairs joined by ``, ``.
 

@@ -876,3 +876,33 @@ def test_count_table_values_are_checked_at_every_entry(
     for engine in ("in-memory", "streaming"):
         with pytest.raises(error, match=pattern):
             lazy.collect(engine=engine)
+
+
+@pytest.mark.parametrize(
+    ("by", "reference", "line"),
+    [
+        ("d", dt.date(2020, 1, 1), "reference: 2020-01-01"),
+        ("g", 'a "b"', 'reference: "a \\"b\\""'),
+        (["g", "d"], {"g": 'a "b"', "d": dt.date(2020, 1, 1)}, None),
+        ("g", "largest", "reference: largest"),
+        ("g", "rest", "reference: rest"),
+    ],
+)
+def test_report_reference_line_shows_values_as_the_tables_do(
+    by: str | list[str], reference: Any, line: str | None
+) -> None:
+    """The report's "reference:" line shows group values as the tables label them (text quoted
+    and escaped, a date as 2020-01-01), never a Python repr such as datetime.date(2020, 1, 1)."""
+    df = pl.DataFrame(
+        {
+            "g": ['a "b"', "c"] * 3,
+            "d": [dt.date(2020, 1, 1), dt.date(2021, 1, 1)] * 3,
+            "y": [1, 0, 1, 0, 1, 1],
+            "p": [1, 1, 0, 0, 1, 0],
+        }
+    )
+    report = pfm.audit(df, y_true="y", y_pred="p", by=by, reference=reference)
+    shown = [x for x in report.to_terminal().splitlines() if x.startswith("reference:")]
+    assert len(shown) == 1 and "datetime" not in shown[0] and "'" not in shown[0], shown
+    if line is not None:
+        assert shown[0] == line

@@ -28,6 +28,7 @@ from polars_fairmetrics.report.findings import FINDINGS_TITLE, anchors, findings
 from polars_fairmetrics.report.model import Contents
 from polars_fairmetrics.report.text import UNDEFINED, visible
 from polars_fairmetrics.report.views import View, section_views
+from polars_fairmetrics.results import display_value
 
 __all__ = [
     "LEGEND",
@@ -66,12 +67,14 @@ def inputs_pairs(report: Contents) -> list[tuple[str, str]]:
     i = report.inputs
     pred = i.get("y_pred") or f"{i.get('y_score')} >= {i.get('threshold')}"
     ref = i.get("reference")
+    # group values as the tables label them (text quoted, a date as 2020-01-01, not a repr)
     if isinstance(ref, dict):
-        ref_text = ", ".join(f"{k} = {v!r}" for k, v in ref.items())
+        ref_text = ", ".join(f"{k} = {display_value(v)}" for k, v in ref.items())
     elif isinstance(ref, list):
-        ref_text = repr(tuple(ref))
+        ref_text = "(" + ", ".join(display_value(v) for v in ref) + ")"
     else:
-        ref_text = str(ref) if ref in ("overall", "rest") else repr(ref)
+        special = isinstance(ref, str) and ref in ("overall", "rest", "largest")
+        ref_text = str(ref) if special else display_value(ref)
     pairs = [
         ("source", str(i.get("source") or "(a frame)")),
         ("true label", str(i.get("y_true"))),
