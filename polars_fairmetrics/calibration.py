@@ -278,7 +278,15 @@ def score_cells(
     require_columns(schema, "y_score", [y_score])
     require_columns(schema, "group", keys)
     check_reserved(
-        keys, [*CELL_COLUMNS, *COUNT_COLUMNS, *WEIGHTED_COUNT_COLUMNS, *NULL_COLUMNS, *RESERVED]
+        keys,
+        [
+            *CELL_COLUMNS,
+            *CURVE_COLUMNS,
+            *COUNT_COLUMNS,
+            *WEIGHTED_COUNT_COLUMNS,
+            *NULL_COLUMNS,
+            *RESERVED,
+        ],
     )
     require_numeric(schema, y_score, "y_score")
     if weight is not None:

@@ -93,7 +93,7 @@ from polars_fairmetrics.exceptions import (
 )
 from polars_fairmetrics.inputs import accepts_tables
 from polars_fairmetrics.metrics import METRICS, _metric_names, metrics_from_counts, safe_div
-from polars_fairmetrics.results import finish, order_rank
+from polars_fairmetrics.results import RESERVED, finish, order_rank
 
 __all__ = [
     "ENSEMBLE_METRICS",
@@ -1028,15 +1028,8 @@ def _plan(
     check_reserved(
         keys,
         [
-            "metric",
-            "value",
-            "n",
-            "n_null",
-            "n_w",
-            "reference",
-            "reference_value",
-            "difference",
-            "ratio",
+            *(c for c in RESERVED if c not in parts),
+            *ENSEMBLE_SUM_COLUMNS,
             "ensemble_label",
             *src.inputs,
         ],

@@ -1521,6 +1521,30 @@ CATALOG: list[Entry] = [
         requires="ensemble",
     ),
     Entry(
+        "ensemble_group_column_named_support",
+        "an ensemble's group column named like a column of the result (`support`, `ci_low`, "
+        "`value_sum`)",
+        "error naming the column (it was a raw Polars duplicate-column error)",
+        base(q=[0.3, 0.6, 0.8, 0.1, 0.2]).rename({"g": "support"}),
+        lambda d: _mod("ensemble").ensemble_group_metrics(d, models=["s", "q"], by="support"),
+        InvalidOptionError,
+        r"group column 'support' collides with an output column name",
+        "build",
+        requires="ensemble",
+    ),
+    Entry(
+        "calibration_group_column_named_bin",
+        "a calibration group column named like a column of the reliability curve (`bin`, "
+        "`bin_low`, `mean_predicted`)",
+        "error naming the column (it was a raw Polars duplicate-column error)",
+        base().rename({"g": "bin"}),
+        lambda d: _mod("calibration").calibration_metrics(d, y_true="y", y_score="s", by="bin"),
+        InvalidOptionError,
+        r"group column 'bin' collides with an output column name",
+        "build",
+        requires="calibration",
+    ),
+    Entry(
         "ensemble_tie_at_half",
         "models whose mean probability is exactly 0.5 in decimal (0.001, 0.951, 0.723, 0.325), "
         "in different orders",

