@@ -74,6 +74,7 @@ from polars_fairmetrics._replicates import (
     check_interval_options,
     resample_partitions,
 )
+from polars_fairmetrics._text import visible
 from polars_fairmetrics._typing import ColumnNames, FrameT, Label
 from polars_fairmetrics._validate import as_list, schema_of
 from polars_fairmetrics.calibration import CELL_COLUMNS, score_cells
@@ -102,7 +103,7 @@ from polars_fairmetrics.exceptions import (
 )
 from polars_fairmetrics.inputs import accepts_tables
 from polars_fairmetrics.metrics import _metric_names
-from polars_fairmetrics.results import finish, order_rank
+from polars_fairmetrics.results import PARTITION_COLUMNS, display_label, finish, order_rank
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -1560,7 +1561,19 @@ class GateOutcome:
             if c not in ("metric", "value", "ci_low", "ci_high", "gap", "gap_low")
         ]
         for row in self.failures.head(5).iter_rows(named=True):
-            where = ", ".join(f"{k}={row[k]!r}" for k in keys if row[k] is not None)
+            # A null group is a group: its key is shown as null. Only the keys of the other
+            # attributes side by side (null by construction) and null partitions are left out.
+            own = row.get("attribute")
+            where = visible(
+                display_label(
+                    {
+                        k: row[k]
+                        for k in keys
+                        if row[k] is not None
+                        or (k not in PARTITION_COLUMNS and (own is None or k == own))
+                    }
+                )
+            )
             shown.append(f"{row['metric']} [{where}] = {row['value']:.4g}")
         more = f" and {self.failures.height - 5} more" if self.failures.height > 5 else ""
         return f"FAIL {self.text}: {'; '.join(shown)}{more} ({self.n_checked} value(s) checked)"

@@ -83,3 +83,29 @@ def test_group_column_named_like_an_output_column(function: str, name: str) -> N
         assert f"group column {name!r}" in str(err)
         return
     assert set(out[name].unique().to_list()) <= {"a", "b", None}
+
+
+def test_gate_line_names_a_null_group_and_escapes_text() -> None:
+    """A failing null group is named ``g=null`` in the gate's log line (it was shown with no key,
+    as if the overall row had failed); another attribute's key, null by construction in a table
+    of attributes side by side, is left out; text is escaped so the line stays one line."""
+    changes = pl.DataFrame(
+        {
+            "attribute": ["g", "g", "h"],
+            "g": [None, "x\ny\x1b", None],
+            "h": [None, None, 'a"b'],
+            "model": ["m", "m", "m"],
+            "metric": ["disparate_impact"] * 3,
+            "value": [0.3, 0.2, 0.4],
+            "ci_low": [0.1, 0.1, 0.1],
+            "ci_high": [0.5, 0.3, 0.6],
+        }
+    )
+    line = pfm.change_gate(changes, max_increase=0.05).line()
+    assert "\n" not in line and "\x1b" not in line
+    assert '[attribute="g", g=null, model="m"] = 0.3' in line
+    assert '[attribute="g", g="x\\x0ay\\x1b", model="m"] = 0.2' in line
+    assert '[attribute="h", h="a\\"b", model="m"] = 0.4' in line
+    no_attribute = changes.drop("attribute", "h").head(1)
+    line = pfm.change_gate(no_attribute, max_increase=0.05).line()
+    assert '[g=null, model="m"] = 0.3' in line
