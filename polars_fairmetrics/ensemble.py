@@ -1377,6 +1377,52 @@ def ensemble_group_sums(
 
 
 @accepts_tables
+def _check_sums(sums: FrameT, sum_columns: list[str]) -> FrameT:
+    """``sums`` unchanged, or an error naming the column, the value and its row: a sum that is
+    not a finite number, a count (``n``, ``n_null``, ``n_w``) that is negative or, for ``n``
+    and ``n_null``, not whole, or a metric that is not an ensemble metric. The dtypes are
+    checked when the query is built, the values when it runs (tables made elsewhere)."""
+    schema = schema_of(sums)
+    for c in sum_columns:
+        require_numeric(schema, c, "ensemble sum")
+    whole = [c for c in ("n", "n_null") if c in sum_columns]
+
+    def invalid(column: str) -> pl.Expr:
+        f = pl.col(column).cast(pl.Float64)
+        bad = f.is_nan() | f.is_infinite()
+        if column != "value_sum":
+            bad = bad | (f < 0)
+        if column in whole:
+            bad = bad | (f != f.floor())
+        return bad.fill_null(False)
+
+    known = pl.col("metric").cast(pl.String).is_in(list(ENSEMBLE_METRICS))
+    checks = [*((c, invalid(c)) for c in sum_columns), ("metric", ~known.fill_null(False))]
+
+    def guard(table: pl.DataFrame) -> pl.DataFrame:
+        if table.height == 0:
+            return table
+        flags = table.select([e.any().alias(c) for c, e in checks]).row(0)
+        for (column, expr), flagged in zip(checks, flags, strict=True):
+            if flagged:
+                row = table.filter(expr).row(0, named=True)
+                value = row[column]
+                if column == "metric":
+                    raise InvalidOptionError(
+                        f"column 'metric' of the ensemble sums has {value!r}, not an ensemble "
+                        f"metric; known: {', '.join(ENSEMBLE_METRICS)}"
+                    )
+                raise InvalidOptionError(
+                    f"column {column!r} of the ensemble sums has a value {value!r} (row {row}): "
+                    "sums are finite numbers, counts non-negative (n and n_null whole)"
+                )
+        return table
+
+    if isinstance(sums, pl.DataFrame):
+        return guard(sums)
+    return sums.map_batches(guard, schema=schema)
+
+
 def ensemble_metrics_from_sums(
     sums: FrameT,
     *,
@@ -1422,6 +1468,7 @@ def ensemble_metrics_from_sums(
         )
     layout = Layout.of(columns, by, [*ENSEMBLE_SUM_COLUMNS, "metric"])
     weighted = "n_w" in columns
+    sums = _check_sums(sums, [c for c in ENSEMBLE_SUM_COLUMNS if c in columns])
     denominator = pl.col("n_w") if weighted else pl.col("n").cast(pl.Float64)
     lazy = sums.lazy().select(
         *layout.partitions,

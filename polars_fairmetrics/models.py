@@ -758,6 +758,9 @@ def compare_models_long(
     if isinstance(models, str):
         raise InvalidOptionError(f"models={models!r}: pass a list of model names")
     names = [str(m) for m in models]
+    for n in names:
+        if names.count(n) > 1:
+            raise InvalidOptionError(f"model name {n!r} is given twice in models=")
     columns = {n: f"{y_pred}[{model}={n}]" for n in names}
     _model_names(columns)
     per_row = list(dict.fromkeys([y_true, *keys, *([weight] if weight else [])]))
@@ -784,6 +787,11 @@ def compare_models_long(
                     f"{c!r} in its records"
                 )
         for i, n in enumerate(names):
+            if frame.height and frame[counts[i]].sum() == 0:
+                raise InvalidOptionError(
+                    f"model {n!r} of models= has no record in column {model!r} (every row "
+                    "would be left out of every model)"
+                )
             bad = frame.filter(pl.col(counts[i]) > 1)
             if bad.height:
                 raise InconsistentInputError(

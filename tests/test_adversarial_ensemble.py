@@ -109,3 +109,85 @@ def test_gate_line_names_a_null_group_and_escapes_text() -> None:
     no_attribute = changes.drop("attribute", "h").head(1)
     line = pfm.change_gate(no_attribute, max_increase=0.05).line()
     assert '[g=null, model="m"] = 0.3' in line
+
+
+_SUMS = pl.DataFrame(
+    {
+        "g": ["a", "b"],
+        "metric": ["jitter", "label_stability"],
+        "value_sum": [1.0, 3.0],
+        "n": [2, 4],
+        "n_null": [0, 1],
+        "n_w": [2.0, 5.0],
+    }
+)
+
+
+@pytest.mark.parametrize(
+    ("column", "value"),
+    [
+        ("n", -2),
+        ("n", 2.5),
+        ("n_null", -1),
+        ("value_sum", float("nan")),
+        ("value_sum", float("inf")),
+        ("n_w", -1.0),
+        ("n_w", float("nan")),
+        ("metric", "jiter"),
+        ("metric", None),
+    ],
+)
+@pytest.mark.parametrize("engine", ["eager", "in-memory", "streaming"])
+def test_ensemble_sums_made_elsewhere_are_checked(column: str, value: Any, engine: str) -> None:
+    """A sums table with an impossible count or sum, or an unknown metric, is an error naming
+    the column (it gave a mean of -0.5, NaN, or a metric nobody computed)."""
+    dtype = _SUMS.schema[column] if not isinstance(value, float) else pl.Float64
+    bad = _SUMS.with_columns(pl.Series(column, [value, _SUMS[column][1]], dtype=dtype))
+    with pytest.raises(InvalidOptionError, match=f"column '{column}' of the ensemble sums has"):
+        if engine == "eager":
+            pfm.ensemble_metrics_from_sums(bad, by="g")
+        else:
+            pfm.ensemble_metrics_from_sums(bad.lazy(), by="g").collect(engine=engine)
+
+
+def test_ensemble_sums_valid_tables_give_the_oracle_means() -> None:
+    """Whole-valued float counts, a null sum and a Categorical metric column are valid: the
+    value is Σ w·v / Σ w (null for the null sum)."""
+    ok = _SUMS.with_columns(
+        pl.col("n").cast(pl.Float64),
+        pl.Series("value_sum", [None, 3.0]),
+        pl.col("metric").cast(pl.Categorical),
+    )
+    out = pfm.ensemble_metrics_from_sums(ok, by="g").sort("g")
+    assert out["value"].to_list() == [None, 3.0 / 5.0]
+    assert out["n"].to_list() == [2, 4]
+
+
+def test_compare_models_long_rejects_a_repeated_or_absent_model() -> None:
+    """The same model twice, or a model without a single record, is an error naming it; the
+    latter gave all-null results for every model (each row lacked one model's prediction)."""
+    rng = np.random.default_rng(3)
+    rows = pl.DataFrame(
+        {"r": range(20), "g": rng.choice(["a", "b"], 20), "y": rng.integers(0, 2, 20)}
+    )
+    long = pl.concat(
+        [rows.with_columns(m=pl.lit(m), p=pl.Series(rng.integers(0, 2, 20))) for m in "xz"]
+    )
+    options: dict[str, Any] = {
+        "y_true": "y",
+        "y_pred": "p",
+        "model": "m",
+        "row_id": "r",
+        "by": "g",
+        "metrics": "selection_rate",
+    }
+    with pytest.raises(InvalidOptionError, match="model name 'x' is given twice"):
+        pfm.compare_models_long(long, models=["x", "x"], **options)
+    with pytest.raises(InvalidOptionError, match="model 'q' of models= has no record"):
+        pfm.compare_models_long(long.lazy(), models=["x", "q"], **options).collect(
+            engine="streaming"
+        )
+    out = pfm.compare_models_long(long, models=["z", "x"], **options)
+    for (m, g), part in long.group_by("m", "g"):
+        got = out.filter((pl.col("model") == m) & (pl.col("g") == g))["value"].item()
+        assert got == pytest.approx(part["p"].mean())

@@ -1533,6 +1533,46 @@ CATALOG: list[Entry] = [
         requires="ensemble",
     ),
     Entry(
+        "ensemble_sums_invalid",
+        "an ensemble-sums table made elsewhere with a negative or fractional `n`, a NaN or "
+        "infinite `value_sum` or `n_w`, or a `metric` that is not an ensemble metric",
+        "error naming the column, the value and its row (the mean was -0.5, NaN, or a metric "
+        "nobody computed)",
+        pl.DataFrame(
+            {"g": ["a", "b"], "metric": ["jitter"] * 2, "value_sum": [1.0, 2.0], "n": [-2, 4]}
+        ).with_columns(n_null=pl.lit(0)),
+        lambda d: _mod("ensemble").ensemble_metrics_from_sums(d, by="g"),
+        InvalidOptionError,
+        r"column 'n' of the ensemble sums has a value -2",
+        requires="ensemble",
+    ),
+    Entry(
+        "compare_models_long_model_twice",
+        "`compare_models_long` with the same model twice in `models=`",
+        "error naming the model (it was a raw Polars duplicate-column error)",
+        base(m=["x"] * 5, r=[0, 1, 2, 3, 4]),
+        lambda d: _mod("models").compare_models_long(
+            d, y_true="y", y_pred="p", model="m", row_id="r", by="g", models=["x", "x"]
+        ),
+        InvalidOptionError,
+        r"model name 'x' is given twice in models=",
+        "build",
+        requires="models",
+    ),
+    Entry(
+        "compare_models_long_model_without_records",
+        "`compare_models_long` with a model in `models=` that has no record (a typo)",
+        "error naming the model and the model column (every row was left out of every model: "
+        "all-null results)",
+        base(m=["x"] * 5, r=[0, 1, 2, 3, 4]),
+        lambda d: _mod("models").compare_models_long(
+            d, y_true="y", y_pred="p", model="m", row_id="r", by="g", models=["x", "xx"]
+        ),
+        InvalidOptionError,
+        r"model 'xx' of models= has no record in column 'm'",
+        requires="models",
+    ),
+    Entry(
         "calibration_group_column_named_bin",
         "a calibration group column named like a column of the reliability curve (`bin`, "
         "`bin_low`, `mean_predicted`)",
