@@ -802,7 +802,7 @@ def _reference_grid(
     with_ref = grid.with_columns(
         reference_statistics(reference, engine_layout, list(_STATS), schema)
     )
-    return check_reference(with_ref, reference, engine_layout)
+    return check_reference(with_ref, reference, engine_layout, shown=layout.partitions)
 
 
 def _comparisons(

@@ -330,12 +330,18 @@ def reference_statistics(
     ]
 
 
-def check_reference(frame: FrameT, reference: Reference, layout: Layout) -> FrameT:
+def check_reference(
+    frame: FrameT, reference: Reference, layout: Layout, *, shown: Sequence[str] | None = None
+) -> FrameT:
     """Raise :class:`ReferenceGroupError` (when the query runs) if a partition lacks the named
-    reference group; drop the helper column. A no-op for ``"overall"`` / ``"rest"``."""
+    reference group; drop the helper column. A no-op for ``"overall"`` / ``"rest"``.
+
+    ``shown``: the partitions the message names (default all of the layout's): a caller that
+    adds internal partitions of its own names only the user's."""
     if _HAS_REF not in schema_of(frame).names():
         return frame
     keys, parts = layout.keys, layout.partitions
+    named = parts if shown is None else [p for p in parts if p in shown]
 
     def guard(table: pl.DataFrame) -> pl.DataFrame:
         if not table[_HAS_REF].all():
@@ -347,12 +353,14 @@ def check_reference(frame: FrameT, reference: Reference, layout: Layout) -> Fram
                 if first
                 else bad
             )
-            groups = here.select(keys).unique().sort(keys, nulls_last=True).rows(named=True)
-            shown = ", ".join(display_label(g) for g in groups[:20])
-            where = ", ".join(f"{k}={v!r}" for k, v in first.items()) or "the data"
+            # attributes side by side: the partition's own key (the others are null there)
+            own = [first["attribute"]] if first.get("attribute") in keys else keys
+            groups = here.select(own).unique().sort(own, nulls_last=True).rows(named=True)
+            listed = ", ".join(display_label(g) for g in groups[:20])
+            where = ", ".join(f"{k}={first[k]!r}" for k in named) or "the data"
             raise ReferenceGroupError(
                 MSG_REFERENCE.format(
-                    value=reference, column=f"{keys} ({where})", available=shown or "(none)"
+                    value=reference, column=f"{own} ({where})", available=listed or "(none)"
                 )
             )
         return table.drop(_HAS_REF)

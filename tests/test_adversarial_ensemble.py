@@ -191,3 +191,36 @@ def test_compare_models_long_rejects_a_repeated_or_absent_model() -> None:
     for (m, g), part in long.group_by("m", "g"):
         got = out.filter((pl.col("model") == m) & (pl.col("g") == g))["value"].item()
         assert got == pytest.approx(part["p"].mean())
+
+
+def test_missing_reference_message_names_only_the_users_columns() -> None:
+    """A reference missing from calibration_disparities named internal columns (`_pfm_unit`,
+    `score`); with attributes side by side the groups listed carried the other attribute's
+    null key. The message names the user's key, partition and the groups present."""
+    df = pl.DataFrame(
+        {
+            "g": ["a", "a", "b", "b", "b"],
+            "h": ["x", "y", "x", "y", "x"],
+            "y": [1, 0, 1, 0, 1],
+            "s": [0.9, 0.2, 0.4, 0.7, 0.6],
+        }
+    )
+    with pytest.raises(pfm.ReferenceGroupError) as one:
+        pfm.calibration_disparities(df, y_true="y", y_score="s", by="g", reference="z")
+    assert str(one.value) == (
+        "reference group 'z' not found in ['g'] (the data); groups present: g=\"a\", g=\"b\""
+    )
+    side_by_side = {"g": "a", "h": "z"}
+    expected = (
+        "reference group {'g': 'a', 'h': 'z'} not found in ['h'] (attribute='h'); "
+        'groups present: h="x", h="y"'
+    )
+    with pytest.raises(pfm.ReferenceGroupError) as two:
+        pfm.calibration_disparities(
+            df, y_true="y", y_score="s", by=["g", "h"], separately=True, reference=side_by_side
+        )
+    assert str(two.value) == expected
+    counts = pfm.confusion_counts(df, y_true="y", y_pred="y", by=["g", "h"], separately=True)
+    with pytest.raises(pfm.ReferenceGroupError) as three:
+        pfm.disparities(counts, reference=side_by_side)
+    assert str(three.value) == expected

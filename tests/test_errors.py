@@ -1573,6 +1573,20 @@ CATALOG: list[Entry] = [
         requires="models",
     ),
     Entry(
+        "calibration_reference_not_found",
+        "`calibration_disparities` with a reference group that is not in the data",
+        "error naming the value, the group column and the groups present (it named the "
+        "internal columns `_pfm_unit` and `score` as if they were partitions)",
+        base(),
+        lambda d: _mod("calibration").calibration_disparities(
+            d, y_true="y", y_score="s", by="g", reference="z"
+        ),
+        ReferenceGroupError,
+        r"reference group 'z' not found in \['g'\] \(the data\); groups present: g=\"a\", "
+        r"g=\"b\", g=\"c\"$",
+        requires="calibration",
+    ),
+    Entry(
         "calibration_group_column_named_bin",
         "a calibration group column named like a column of the reliability curve (`bin`, "
         "`bin_low`, `mean_predicted`)",
