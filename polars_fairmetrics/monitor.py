@@ -370,7 +370,11 @@ def _open(store: StorePath, storage_options: Mapping[str, str] | None) -> Any | 
     deltalake = _deltalake()
     uri = str(store)
     options = dict(storage_options) if storage_options else None
-    if not deltalake.DeltaTable.is_deltatable(uri, storage_options=options):
+    try:
+        found = deltalake.DeltaTable.is_deltatable(uri, storage_options=options)
+    except OSError as exc:  # a file where the store's folder should be, an unreadable path
+        raise StoreError(f"no count store at {uri!r} (not a Delta table folder)") from exc
+    if not found:
         return None
     return deltalake.DeltaTable(uri, storage_options=options)
 
@@ -1825,6 +1829,9 @@ def _append_cmd(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+_OUTPUT_SUFFIXES = (".parquet", ".pq", ".csv", ".json", ".ndjson", ".jsonl")
+
+
 def _write_table(frame: pl.DataFrame, path: str) -> None:
     suffix = Path(path).suffix.lower()
     if suffix in (".parquet", ".pq"):
@@ -1837,7 +1844,35 @@ def _write_table(frame: pl.DataFrame, path: str) -> None:
         raise _CliError(f"--output {path!r}: expected a .parquet, .csv or .ndjson file")
 
 
+_CRITERIA_ONLY: tuple[tuple[str, str], ...] = (
+    ("criteria", "--criteria"),
+    ("max_gap", "--max-gap"),
+    ("baseline_start", "--baseline-start"),
+    ("baseline_end", "--baseline-end"),
+    ("max_increase", "--max-increase"),
+)
+
+
+def _check_audit_options(args: argparse.Namespace) -> None:
+    """Refuse, before anything is read or printed, an option the chosen --what does not use: a
+    gate that silently never runs would let a job pass."""
+    if args.what != "criteria":
+        for attr, flag in _CRITERIA_ONLY:
+            if getattr(args, attr) is not None:
+                raise _CliError(f"{flag} applies to --what criteria, not --what {args.what}")
+    elif args.metrics:
+        raise _CliError(
+            "--metrics applies to --what disparities, calibration or stability; with --what "
+            "criteria name the criteria with --criteria"
+        )
+    if args.max_increase is not None and args.baseline_start is None and args.baseline_end is None:
+        raise _CliError("--max-increase needs a baseline window (--baseline-start/--baseline-end)")
+    if args.output and Path(args.output).suffix.lower() not in _OUTPUT_SUFFIXES:
+        raise _CliError(f"--output {args.output!r}: expected a .parquet, .csv or .ndjson file")
+
+
 def _audit_cmd(args: argparse.Namespace) -> int:
+    _check_audit_options(args)
     _, layout = _open_existing(args.store, None)
     dtype = _DTYPES[layout.period_dtype]
     start = None if args.start is None else _parse_period_text(args.start, dtype)
@@ -1846,6 +1881,7 @@ def _audit_cmd(args: argparse.Namespace) -> int:
     models = args.model or None
     outcomes: list[GateOutcome] = []
     if args.what == "stability":
+        from polars_fairmetrics.ensemble import _names as _ensemble_names
         from polars_fairmetrics.ensemble import ensemble_metrics_from_sums
 
         if args.resamples:
@@ -1856,7 +1892,12 @@ def _audit_cmd(args: argparse.Namespace) -> int:
         sums = read_ensemble_sums(
             args.store, start=start, end=end, models=models, merge=not args.by_period
         )
-        table = ensemble_metrics_from_sums(sums, by=layout.by).collect()
+        wanted = _ensemble_names(args.metrics)
+        table = (
+            ensemble_metrics_from_sums(sums, by=layout.by)
+            .filter(pl.col("metric").is_in(wanted))
+            .collect()
+        )
     elif args.what == "calibration":
         from polars_fairmetrics.calibration import calibration_disparities
 
@@ -1867,6 +1908,7 @@ def _audit_cmd(args: argparse.Namespace) -> int:
             cells,
             by=layout.by,
             reference=reference,
+            metrics=args.metrics,
             n_bins=args.bins,
             n_resamples=args.resamples,
             level=args.level,

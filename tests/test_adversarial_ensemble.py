@@ -9,6 +9,7 @@ the package itself.
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -224,3 +225,93 @@ def test_missing_reference_message_names_only_the_users_columns() -> None:
     with pytest.raises(pfm.ReferenceGroupError) as three:
         pfm.disparities(counts, reference=side_by_side)
     assert str(three.value) == expected
+
+
+@pytest.fixture(scope="module")
+def _store(tmp_path_factory: pytest.TempPathFactory) -> str:
+    pytest.importorskip("deltalake")
+    import datetime as dt
+
+    store = str(tmp_path_factory.mktemp("monitor") / "store")
+    rng = np.random.default_rng(4)
+    for week in range(2):
+        n = 80
+        rows = pl.DataFrame(
+            {
+                "g": rng.choice(["a", "b"], n),
+                "y": rng.integers(0, 2, n),
+                "p": rng.integers(0, 2, n),
+                "s": rng.random(n),
+                "e0": rng.random(n),
+                "e1": rng.random(n),
+            }
+        )
+        pfm.append_batch(
+            rows,
+            store,
+            batch_id=f"w{week}",
+            period=dt.date(2024, 1, 1) + dt.timedelta(weeks=week),
+            y_true="y",
+            y_pred="p",
+            y_score="s",
+            by="g",
+            ensemble=["e0", "e1"],
+        )
+    return store
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        (["--what", "disparities", "--max-gap", "0"], "--max-gap applies to --what criteria"),
+        (["--what", "calibration", "--criteria", "disparate_impact"], "--criteria applies"),
+        (["--what", "stability", "--baseline-end", "2024-01-01"], "--baseline-end applies"),
+        (["--what", "stability", "--metrics", "jiter"], "unknown ensemble metric 'jiter'"),
+        (["--what", "calibration", "--metrics", "brier"], "unknown calibration metric 'brier'"),
+        (["--metrics", "selection_rate"], "--metrics applies to --what disparities"),
+        (["--max-increase", "0.1"], "--max-increase needs a baseline window"),
+        (["--output", "table.txt"], "expected a .parquet, .csv or .ndjson file"),
+    ],
+)
+def test_monitor_audit_refuses_options_it_would_ignore(
+    _store: str, options: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An audit option the chosen table does not use was silently ignored: `--max-gap` with
+    `--what disparities` never ran its gate and the job passed (exit 0); `--metrics` of a
+    stability or calibration audit was dropped. Now exit 2 with the message, nothing printed."""
+    from polars_fairmetrics.monitor import monitor_main
+
+    code = monitor_main(["audit", _store, *options])
+    captured = capsys.readouterr()
+    assert code == 2
+    assert message in captured.err
+    assert captured.out == ""
+
+
+def test_monitor_audit_metrics_choose_the_rows(
+    _store: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`--metrics` of a stability audit keeps those metrics, and the values are the store's."""
+    from polars_fairmetrics.monitor import monitor_main
+
+    out = str(Path(_store).parent / "stability.parquet")
+    code = monitor_main(
+        ["audit", _store, "--what", "stability", "--metrics", "jitter", "--output", out]
+    )
+    capsys.readouterr()
+    assert code == 0
+    table = pl.read_parquet(out)
+    assert table["metric"].unique().to_list() == ["jitter"]
+    whole = pfm.ensemble_metrics_from_sums(pfm.read_ensemble_sums(_store, merge=True)).collect()
+    expected = whole.filter(pl.col("metric") == "jitter").sort("g")["value"].to_list()
+    assert table.sort("g")["value"].to_list() == pytest.approx(expected)
+
+
+def test_a_file_where_the_store_should_be_is_the_packages_error(tmp_path: Path) -> None:
+    """A store path that is a file gave deltalake's multi-line OSError ('Generic LocalFileSystem
+    error'); it is a StoreError naming the path."""
+    pytest.importorskip("deltalake")
+    path = tmp_path / "rows.parquet"
+    pl.DataFrame({"a": [1]}).write_parquet(path)
+    with pytest.raises(pfm.StoreError, match=r"no count store at .*rows\.parquet"):
+        pfm.store_batches(str(path))
