@@ -295,8 +295,12 @@ def reference_statistics(
     layout: Layout,
     statistics: Sequence[str],
     schema: Mapping[str, pl.DataType],
+    *,
+    size: str = "n",
 ) -> list[pl.Expr]:
     """The reference's value of each additive statistic, beside every group's row.
+
+    ``size``: the column of the groups' row counts that ``reference="largest"`` compares.
 
     Column ``_pfm_ref_<s>`` for each statistic ``s``: the partition's total (``"overall"``),
     the total minus the group's own (``"rest"``), or the named group's (its rows' sum; then also
@@ -320,7 +324,7 @@ def reference_statistics(
             for t, s in zip(totals, statistics, strict=True)
         ]
         return [*refs, label, pl.lit(False).alias("is_reference")]
-    mask = reference_mask(reference, layout, schema)
+    mask = reference_mask(reference, layout, schema, size=size)
     refs = [_window(pl.col(s).filter(mask).sum(), parts).alias(f"{_REF}{s}") for s in statistics]
     return [
         *refs,

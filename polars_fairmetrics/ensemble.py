@@ -1550,7 +1550,8 @@ def ensemble_disparities(
     ----------
     reference
         A group value (tuple or mapping for several ``by`` columns), ``"rest"`` (the rows not in
-        the group: Virny's dis vs priv) or ``"overall"``. Default: ``"overall"`` with
+        the group: Virny's dis vs priv), ``"overall"`` or ``"largest"`` (the group with the most
+        rows of its partition). Default: ``"overall"`` with
         ``convention="half_up"``, ``"rest"`` with ``convention="virny"``.
 
     Returns
@@ -1612,7 +1613,7 @@ def ensemble_disparities(
         layout = Layout(keys=list(plan.by), partitions=list(plan.parts))
         with_ref = check_reference(
             sums.with_columns(
-                reference_statistics(reference, layout, sum_cols, sums.collect_schema())
+                reference_statistics(reference, layout, sum_cols, sums.collect_schema(), size=_ROWS)
             ),
             reference,
             layout,

@@ -223,6 +223,8 @@ def plot_trend(
         raise InvalidOptionError("plot_trend needs a 'period' column (a table read per period)")
     if column not in frame.columns:
         raise InvalidOptionError(f"plot_trend: no column {column!r} in the table")
+    if frame.height == 0:
+        raise InvalidOptionError("plot_trend: the table has no rows (nothing to draw)")
     if "metric" in frame.columns:
         metrics = frame["metric"].unique(maintain_order=True).to_list()
         if metric is None:

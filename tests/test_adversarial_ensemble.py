@@ -315,3 +315,51 @@ def test_a_file_where_the_store_should_be_is_the_packages_error(tmp_path: Path) 
     pl.DataFrame({"a": [1]}).write_parquet(path)
     with pytest.raises(pfm.StoreError, match=r"no count store at .*rows\.parquet"):
         pfm.store_batches(str(path))
+
+
+@pytest.mark.parametrize("rows", [5, 17, 40])
+def test_ensemble_largest_reference_is_the_group_with_most_rows(rows: int) -> None:
+    """reference="largest" raised a raw Polars ColumnNotFoundError ('n'); it is the group with
+    the most rows (ties: the first by key), and equals naming that group."""
+    rng = np.random.default_rng(rows)
+    df = pl.DataFrame(
+        {
+            "g": rng.choice(["a", "b", "c"], rows, p=[0.2, 0.5, 0.3]),
+            "p1": rng.random(rows),
+            "p2": rng.random(rows),
+            "y": rng.integers(0, 2, rows),
+        }
+    )
+    sizes = df["g"].value_counts()
+    most = sizes["count"].max()
+    largest = sorted(sizes.filter(pl.col("count") == most)["g"].to_list())[0]
+    options: dict[str, Any] = {
+        "models": ["p1", "p2"],
+        "by": "g",
+        "metrics": ["jitter", "mean_probability"],
+    }
+    got = pfm.ensemble_disparities(df, reference="largest", **options).sort("g", "metric")
+    named = pfm.ensemble_disparities(df, reference=largest, **options).sort("g", "metric")
+    assert got["reference_value"].to_list() == named["reference_value"].to_list()
+    assert got["is_reference"].to_list() == named["is_reference"].to_list()
+    assert set(got["reference"].to_list()) == {"largest"}
+    for row in got.filter(pl.col("metric") == "mean_probability").iter_rows(named=True):
+        ref = df.filter(pl.col("g") == largest)
+        assert row["reference_value"] == pytest.approx(((ref["p1"] + ref["p2"]) / 2).mean())
+
+
+def test_plot_trend_of_an_empty_table_says_so() -> None:
+    """An empty trend table was reported as 'the table has several metrics []'."""
+    pytest.importorskip("matplotlib")
+    import datetime as dt
+
+    empty = pl.DataFrame(
+        {
+            "period": [dt.date(2024, 1, 1)],
+            "g": ["a"],
+            "metric": ["disparate_impact"],
+            "value": [1.0],
+        }
+    ).head(0)
+    with pytest.raises(InvalidOptionError, match="the table has no rows"):
+        pfm.plot_trend(empty)
