@@ -8,6 +8,7 @@ the package itself.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -15,6 +16,8 @@ from typing import Any
 import numpy as np
 import polars as pl
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import polars_fairmetrics as pfm
 from polars_fairmetrics.exceptions import InvalidOptionError
@@ -363,3 +366,104 @@ def test_plot_trend_of_an_empty_table_says_so() -> None:
     ).head(0)
     with pytest.raises(InvalidOptionError, match="the table has no rows"):
         pfm.plot_trend(empty)
+
+
+# --- per-row ensemble metrics against a brute-force oracle, in every layout and engine --------
+
+_PROB = st.one_of(
+    st.none(),
+    st.sampled_from([0.0, 1.0, 0.5, 0.25, 0.75, 0.001, 0.999]),
+    st.floats(0, 1, allow_nan=False, width=32),
+)
+
+
+def _entropy(p: float) -> float:
+    return 0.0 if p in (0.0, 1.0) else -(p * math.log2(p) + (1 - p) * math.log2(1 - p))
+
+
+def _oracle_row(ps: list[float | None]) -> dict[str, Any] | None:
+    vals = sorted(float(p) for p in ps if p is not None)
+    m = len(vals)
+    if m == 0:
+        return None
+    mean = math.fsum(vals) / m
+    k = sum(v >= 0.5 for v in vals)
+    return {
+        "n_models": m,
+        "mean_probability": mean,
+        "ensemble_label": mean >= 0.5,
+        "std_probability": float(np.std(vals, ddof=1)) if m > 1 else None,
+        "iqr_probability": float(np.subtract(*np.percentile(vals, [75, 25]))),
+        "label_stability": abs(2 * k - m) / m,
+        "jitter": 2 * k * (m - k) / (m * (m - 1)) if m > 1 else None,
+        "aleatoric_uncertainty": float(np.mean([_entropy(v) for v in vals])),
+        "overall_uncertainty": _entropy(mean),
+    }
+
+
+def _close(got: Any, want: Any) -> bool:
+    if want is None or got is None:
+        return got is None and want is None
+    if isinstance(want, bool):
+        return bool(got) == want
+    return math.isclose(float(got), float(want), rel_tol=1e-9, abs_tol=1e-12)
+
+
+@settings(max_examples=max(10, settings().max_examples // 4), deadline=None)
+@given(
+    st.integers(1, 4).flatmap(
+        lambda m: st.lists(st.lists(_PROB, min_size=m, max_size=m), min_size=1, max_size=6)
+    ),
+    st.booleans(),
+    st.randoms(use_true_random=False),
+)
+def test_per_row_metrics_match_the_oracle_in_every_layout(
+    table: list[list[float | None]], float32: bool, rnd: Any
+) -> None:
+    """Each per-row metric equals the oracle (fsum of the sorted probabilities, numpy's std and
+    percentiles, a count of the votes), in the wide, list and long layouts, on both engines,
+    with Float32 probabilities, and with the models and the long records shuffled."""
+    m = len(table[0])
+    dtype = pl.Float32 if float32 else pl.Float64
+    names = [f"m{j}" for j in range(m)]
+    wide = pl.DataFrame(
+        {"rid": list(range(len(table))), **{n: [r[j] for r in table] for j, n in enumerate(names)}},
+        schema_overrides=dict.fromkeys(names, dtype),
+    )
+    as_f = [
+        [
+            None if v is None else float(np.array(v, dtype=np.float32 if float32 else np.float64))
+            for v in r
+        ]
+        for r in table
+    ]
+    expected = [_oracle_row(r) for r in as_f]
+    shuffled = names[:]
+    rnd.shuffle(shuffled)
+    long = wide.unpivot(index="rid", on=names, variable_name="model", value_name="p")
+    long = long.sample(fraction=1.0, shuffle=True, seed=rnd.randint(0, 1000))
+    results = {
+        "wide": pfm.ensemble_sample_metrics(wide, models=names, keep=["rid"]),
+        "wide-shuffled": pfm.ensemble_sample_metrics(
+            wide.lazy(), models=shuffled, keep=["rid"]
+        ).collect(engine="streaming"),
+        "list": pfm.ensemble_sample_metrics(
+            wide.select("rid", pl.concat_list(names).alias("L")), list_col="L", keep=["rid"]
+        ),
+        "long": pfm.ensemble_sample_metrics(
+            long.lazy(), row_id="rid", model_col="model", prob_col="p"
+        ).collect(engine="streaming"),
+    }
+    for layout, out in results.items():
+        out = out.sort("rid")
+        assert out.height == len(table), layout
+        for want, row in zip(expected, out.iter_rows(named=True), strict=True):
+            if want is None:
+                assert row["n_models"] == 0 and row["mean_probability"] is None, layout
+                continue
+            for k, v in want.items():
+                assert _close(row[k], v), (layout, k, row[k], v)
+    base = results["wide"].sort("rid")
+    for layout in ("wide-shuffled", "list", "long"):
+        other = results[layout].sort("rid").select(base.columns)
+        assert other.equals(base), layout  # bit-identical: a function of the set of values
