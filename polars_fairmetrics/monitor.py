@@ -1474,14 +1474,22 @@ def window_change(
     check_interval_options(n_resamples, level)
     chosen = [criteria] if isinstance(criteria, str) else criteria
     names = [c.name for c in _criteria(chosen)]
-    lay_b, lay_c = _layout_of(baseline, by), _layout_of(current, by)
+    lay_b: Layout = _layout_of(baseline, by)
+    lay_c: Layout = _layout_of(current, by)
     if lay_b.keys != lay_c.keys:
         raise InvalidOptionError(
             f"the windows have different group columns: baseline {lay_b.keys!r}, current "
             f"{lay_c.keys!r}"
         )
-    _interval_guard(list(schema_of(baseline).names()), weighted, n_resamples)
-    _interval_guard(list(schema_of(current).names()), weighted, n_resamples)
+    schema_b, schema_c = schema_of(baseline), schema_of(current)
+    for k in [*lay_b.keys, *(p for p in lay_b.partitions if p in lay_c.partitions)]:
+        if schema_b[k] != schema_c[k]:
+            raise InvalidOptionError(
+                f"column {k!r} has dtype {schema_b[k]} in the baseline window and "
+                f"{schema_c[k]} in the current one: group keys are typed; cast one to the other"
+            )
+    _interval_guard(list(schema_b.names()), weighted, n_resamples)
+    _interval_guard(list(schema_c.names()), weighted, n_resamples)
     base, lay_b = _merged(baseline.lazy(), lay_b)
     curr, lay_c = _merged(current.lazy(), lay_c)
     if lay_b.partitions != lay_c.partitions:
@@ -1677,8 +1685,15 @@ def gap_gate(
     if "value" not in frame.columns or "metric" not in frame.columns:
         raise InvalidOptionError("gap_gate needs a criteria table (metric, value)")
     parity = {c.name: c.parity for c in CRITERIA.values()}
+    others = [m for m in frame["metric"].unique(maintain_order=True).to_list() if m not in parity]
+    if others:
+        # their rows would be left unchecked and the gate would pass
+        raise InvalidOptionError(
+            f"gap_gate needs a criteria table (period_criteria); metric(s) {others!r} are not "
+            f"fairness criteria with a parity value; known: {', '.join(parity)}"
+        )
     p = pl.col("metric").replace_strict(parity, default=None, return_dtype=pl.Float64)
-    checked = frame.filter(p.is_not_null() & pl.col("value").is_not_null())
+    checked = frame.filter(pl.col("value").is_not_null())
     gap = (pl.col("value") - p).abs()
     if require_interval:
         if "ci_low" not in frame.columns:

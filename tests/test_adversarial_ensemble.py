@@ -467,3 +467,28 @@ def test_per_row_metrics_match_the_oracle_in_every_layout(
     for layout in ("wide-shuffled", "list", "long"):
         other = results[layout].sort("rid").select(base.columns)
         assert other.equals(base), layout  # bit-identical: a function of the set of values
+
+
+def test_gap_gate_refuses_rows_it_cannot_check() -> None:
+    """Metrics without a parity value were dropped from the check: a table of disparities (or a
+    typo in a metric name) passed the gate with 0 values checked."""
+    table = pl.DataFrame(
+        {"g": ["a", "b"], "metric": ["selection_rate", "disparate_impact"], "value": [0.9, 0.5]}
+    )
+    with pytest.raises(InvalidOptionError, match=r"metric\(s\) \['selection_rate'\]"):
+        pfm.gap_gate(table, max_gap=0.1)
+    only = pfm.gap_gate(table.filter(pl.col("metric") == "disparate_impact"), max_gap=0.1)
+    assert only.failed and only.n_checked == 1  # |0.5 - 1| > 0.1
+
+
+def test_window_change_of_windows_with_different_key_dtypes() -> None:
+    """A String key in one window and a Categorical one in the other gave a raw SchemaError."""
+    rows = pl.DataFrame({"g": ["a", "b"] * 10, "y": [0, 1, 1, 0] * 5, "p": [1, 1, 0, 0] * 5})
+    text = pfm.confusion_counts(rows, y_true="y", y_pred="p", by="g")
+    categorical = pfm.confusion_counts(
+        rows.with_columns(pl.col("g").cast(pl.Categorical)), y_true="y", y_pred="p", by="g"
+    )
+    with pytest.raises(InvalidOptionError, match="column 'g' has dtype String in the baseline"):
+        pfm.window_change(text, categorical, n_resamples=0)
+    same = pfm.window_change(text, text, criteria="disparate_impact", n_resamples=0)
+    assert same["value"].to_list() == [0.0, 0.0]  # the same window: no change

@@ -1587,6 +1587,41 @@ CATALOG: list[Entry] = [
         requires="calibration",
     ),
     Entry(
+        "window_change_key_dtypes_differ",
+        "`window_change` of two windows whose group column has different dtypes (String and "
+        "Categorical)",
+        "error naming the column and both dtypes (it was a raw Polars SchemaError from a join)",
+        base(),
+        lambda d: _mod("monitor").window_change(
+            pfm.confusion_counts(d, y_true="y", y_pred="p", by="g"),
+            pfm.confusion_counts(
+                d.with_columns(pl.col("g").cast(pl.Categorical)), y_true="y", y_pred="p", by="g"
+            ),
+            n_resamples=0,
+        ),
+        InvalidOptionError,
+        r"column 'g' has dtype String in the baseline window and Categorical in the current one",
+        "build",
+        requires="monitor",
+    ),
+    Entry(
+        "gap_gate_not_criteria",
+        "`gap_gate` on a table whose metrics are not fairness criteria (a `period_disparities` "
+        "table of `selection_rate`)",
+        "error naming the metrics (their rows were left unchecked and the gate passed)",
+        base(),
+        lambda d: _mod("monitor").gap_gate(
+            _mod("monitor").period_disparities(
+                pfm.confusion_counts(d, y_true="y", y_pred="p", by="g"), metrics="selection_rate"
+            ),
+            max_gap=0.1,
+        ),
+        InvalidOptionError,
+        r"gap_gate needs a criteria table \(period_criteria\); metric\(s\) \['selection_rate'\]",
+        "build",
+        requires="monitor",
+    ),
+    Entry(
         "calibration_group_column_named_bin",
         "a calibration group column named like a column of the reliability curve (`bin`, "
         "`bin_low`, `mean_predicted`)",
