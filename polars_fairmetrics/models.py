@@ -563,10 +563,14 @@ def compare_models(
     if not isinstance(stratify, bool):
         raise InvalidOptionError(f"stratify must be True or False, got {stratify!r}")
     chosen = _metric_names(metrics)
+    # one canonical order of the models (by name, the order of the result): the joint cells,
+    # and so the bootstrap draws, do not depend on the order in which the models were given
+    canonical = dict(sorted(zip(names, _columns, strict=True)))
+    names = list(canonical)
     joint = joint_counts(
         data,
         y_true=y_true,
-        predictions=predictions,
+        predictions=canonical,
         by=keys,
         weight=weight,
         pos_label=pos_label,

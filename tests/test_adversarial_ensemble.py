@@ -492,3 +492,28 @@ def test_window_change_of_windows_with_different_key_dtypes() -> None:
         pfm.window_change(text, categorical, n_resamples=0)
     same = pfm.window_change(text, text, criteria="disparate_impact", n_resamples=0)
     assert same["value"].to_list() == [0.0, 0.0]  # the same window: no change
+
+
+def test_compare_models_intervals_do_not_depend_on_the_order_of_the_models() -> None:
+    """With the same seed, permuting the models (list or mapping) changed every interval: the
+    joint count table, and so the bootstrap draws, was laid out in the given order."""
+    rng = np.random.default_rng(0)
+    n = 300
+    df = pl.DataFrame(
+        {
+            "g": rng.choice(["a", "b"], n),
+            "y": rng.integers(0, 2, n),
+            **{m: rng.integers(0, 2, n) for m in "pqr"},
+        }
+    )
+    options: dict[str, Any] = {
+        "y_true": "y",
+        "by": "g",
+        "metrics": ["selection_rate", "tpr"],
+        "intervals": 60,
+        "baseline_model": "q",
+    }
+    first = pfm.compare_models(df, predictions=["p", "q", "r"], **options)
+    for order in (["r", "q", "p"], ["q", "p", "r"], {"r": "r", "p": "p", "q": "q"}):
+        assert pfm.compare_models(df, predictions=order, **options).equals(first), order
+    assert first["ci_low"].null_count() == 0  # the intervals were computed
