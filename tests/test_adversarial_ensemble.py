@@ -517,3 +517,15 @@ def test_compare_models_intervals_do_not_depend_on_the_order_of_the_models() -> 
     for order in (["r", "q", "p"], ["q", "p", "r"], {"r": "r", "p": "p", "q": "q"}):
         assert pfm.compare_models(df, predictions=order, **options).equals(first), order
     assert first["ci_low"].null_count() == 0  # the intervals were computed
+
+
+@pytest.mark.parametrize("width", [0, -5, 1, 59, True, "80", 2.5])
+def test_terminal_width_below_the_layout_is_an_error(width: Any) -> None:
+    """to_terminal(width=1) raised textwrap's ValueError ('invalid width -1'), width='80' a
+    TypeError, and a width of 10 gave lines of 45 columns: the layout needs 60."""
+    df = pl.DataFrame({"g": ["a", "b"] * 10, "y": [0, 1, 1, 0] * 5, "p": [1, 1, 0, 0] * 5})
+    report = pfm.audit(df, y_true="y", y_pred="p", by="g")
+    with pytest.raises(InvalidOptionError, match="width must be an integer of at least 60"):
+        report.to_terminal(width=width)
+    text = report.to_terminal(width=60)
+    assert max(len(line) for line in text.splitlines()) <= 60

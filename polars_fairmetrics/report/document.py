@@ -10,11 +10,16 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from polars_fairmetrics.exceptions import InvalidOptionError
 from polars_fairmetrics.report.gates import Gate, GateResult, evaluate_gate, parse_gate
 from polars_fairmetrics.report.model import Contents
 from polars_fairmetrics.report.render_data import render_json, report_to_dict, write_parquet
 from polars_fairmetrics.report.render_html import render_html
-from polars_fairmetrics.report.render_text import render_markdown, render_terminal
+from polars_fairmetrics.report.render_text import (
+    MIN_TERMINAL_WIDTH,
+    render_markdown,
+    render_terminal,
+)
 
 __all__ = ["Report"]
 
@@ -50,7 +55,15 @@ class Report(Contents):
 
     def to_terminal(self, *, width: int | None = None) -> str:
         """The report as plain text tables, for a terminal ``width`` columns wide (default:
-        the terminal's width)."""
+        the terminal's width); ``width`` is an integer of at least 60, the narrowest in which
+        every line of every table fits."""
+        if width is not None and (
+            isinstance(width, bool) or not isinstance(width, int) or width < MIN_TERMINAL_WIDTH
+        ):
+            raise InvalidOptionError(
+                f"width must be an integer of at least {MIN_TERMINAL_WIDTH} (or None: the "
+                f"terminal's width), got {width!r}"
+            )
         return render_terminal(self, width=width)
 
     def __str__(self) -> str:

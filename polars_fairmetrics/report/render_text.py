@@ -230,6 +230,10 @@ def text_table(view: View, width: int | None = None) -> list[str]:
     return out
 
 
+MIN_TERMINAL_WIDTH = 60
+"""The narrowest terminal the report is laid out for (a table's numbers and intervals need it)."""
+
+
 def render_terminal(report: Contents, *, width: int | None = None) -> str:
     """The report as plain text: a heading, what was audited and a table per attribute.
 
@@ -237,7 +241,7 @@ def render_terminal(report: Contents, *, width: int | None = None) -> str:
     are cut into blocks of whole columns (:func:`text_table`), a number and its interval are
     never split across lines.
     """
-    cols = width or max(60, min(shutil.get_terminal_size((120, 24)).columns, 200))
+    cols = width or max(MIN_TERMINAL_WIDTH, min(shutil.get_terminal_size((120, 24)).columns, 200))
     out: list[str] = ["Fairness audit", "=" * 14]
 
     def wrapped(text: str) -> list[str]:
