@@ -54,7 +54,7 @@ from polars_fairmetrics.metrics import (
     metrics_from_counts,
 )
 from polars_fairmetrics.results import partitions_of
-from polars_fairmetrics.weights import _lookup, _show, finish_counts
+from polars_fairmetrics.weights import _lookup, _show, finish_counts, typed_levels
 
 __all__ = [
     "DEPLOYMENT_METRICS",
@@ -209,6 +209,7 @@ def _with_factor(
                     f"deployment mapping key {_show(level)!r} does not match the keys {keys}"
                 )
         pos_t, neg_t = pos, neg
+        ratio = typed_levels(ratio, keys, schema_of(counts), "deployment mapping")
         ratio_d = _lookup([pl.col(k) for k in keys], ratio)
     lazy = _with_n(counts.lazy(), columns).with_columns(
         pos_t.alias(_POS), neg_t.alias(_NEG), ratio_d.alias(_RATIO)

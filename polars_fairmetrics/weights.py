@@ -64,6 +64,7 @@ from polars_fairmetrics.counts import (
     count_rows_or_table,
     is_weighted,
 )
+from polars_fairmetrics.disparity import _key_literal
 from polars_fairmetrics.exceptions import (
     MSG_NEGATIVE_WEIGHT,
     MSG_NONFINITE_WEIGHT,
@@ -72,6 +73,7 @@ from polars_fairmetrics.exceptions import (
     InvalidLabelError,
     InvalidOptionError,
     InvalidWeightError,
+    ReferenceGroupError,
 )
 from polars_fairmetrics.inputs import accepts_tables
 from polars_fairmetrics.metrics import (
@@ -192,6 +194,56 @@ def _check_mix(mix: Mix, n_keys: int, what: str, *, positive: bool) -> dict[_Lev
         raise InvalidOptionError(
             f"{what} probabilities sum to {total!r}, not 1 (tolerance {MIX_TOLERANCE})"
         )
+    return out
+
+
+def typed_levels(
+    mix: Mapping[_Level, float],
+    names: Sequence[str],
+    schema: Mapping[str, Any],
+    what: str,
+    *,
+    absent_error: bool = False,
+) -> dict[_Level, float]:
+    """The levels of a mapping as values of the group columns' dtypes (keys are typed).
+
+    A key of another kind than its column (``"1"`` for an integer column, ``1`` for a text
+    column) is an :class:`InvalidOptionError` naming the column, its dtype and the key: never
+    cast onto a group (``"1"`` matched to 1) nor left to a raw Polars comparison error. A key
+    that no value of the dtype equals (``1.5`` of an integer column, a text key that is not a
+    category of an Enum column) names no group: it is dropped (it has no rows); with
+    ``absent_error`` such a key with a positive value is the :class:`EmptyGroupError` of a
+    target level without rows. A numeric key is stored as the column's value (``1.0`` of an
+    integer column is the group 1). Used wherever the schema is known (frame functions, count
+    tables, the deployment mapping); the rule of the references of
+    :mod:`polars_fairmetrics.disparity`.
+    """
+    out: dict[_Level, float] = {}
+    for level, value in mix.items():
+        typed: list[Any] = []
+        for column, key in zip(names, level, strict=True):
+            try:
+                literal = _key_literal(column, key, schema[column])
+            except ReferenceGroupError:
+                raise InvalidOptionError(
+                    f"{what} key {_show(level)!r} ({type(key).__name__}) cannot name a group of "
+                    f"column {column!r}, which has dtype {schema[column]}: group keys are typed"
+                ) from None
+            dtype = schema[column]
+            if isinstance(dtype, pl.Enum) and key not in dtype.categories.to_list():
+                literal = None  # not a category: no row can hold it
+            if literal is None:
+                if absent_error and value > 0:
+                    raise EmptyGroupError(
+                        f"{what} mix names {_show(level)!r} of column(s) {list(names)}, which "
+                        "has no rows"
+                    )
+                break
+            typed.append(pl.select(literal).item())
+        else:
+            if tuple(typed) in out:
+                raise InvalidOptionError(f"{what} names the group {_show(level)!r} twice")
+            out[tuple(typed)] = value
     return out
 
 
@@ -492,9 +544,14 @@ def _key_exprs(by: ColumnNames) -> tuple[list[str], list[pl.Expr]]:
 
 
 def _mixes(
-    names: list[str], target: Target, source: Mix | None, missing_groups: MissingGroups
+    names: list[str],
+    target: Target,
+    source: Mix | None,
+    missing_groups: MissingGroups,
+    schema: Mapping[str, Any] | None = None,
 ) -> tuple[dict[_Level, float] | None, dict[_Level, float] | None]:
-    """The validated target (None: uniform) and source (None: estimated) mixes."""
+    """The validated target (None: uniform) and source (None: estimated) mixes, their keys
+    typed as the group columns when the ``schema`` is known (:func:`typed_levels`)."""
     _check_choice(missing_groups, "missing_groups", MISSING_GROUPS)
     tgt = (
         None
@@ -502,6 +559,10 @@ def _mixes(
         else _check_mix(cast(Mix, target), len(names), "target", positive=False)
     )
     src = None if source is None else _check_mix(source, len(names), "source", positive=True)
+    if schema is not None and tgt is not None:
+        tgt = typed_levels(tgt, names, schema, "target", absent_error=True)
+    if schema is not None and src is not None:
+        src = typed_levels(src, names, schema, "source")
     return tgt, src
 
 
@@ -790,10 +851,11 @@ def with_importance_weights(
     if weight is not None:
         require_columns(schema, "weight", [weight])
         require_numeric(schema, weight, "weight")
+    tgt, src = _mixes(as_list(by), target, source, missing_groups, schema)  # typed keys
     expr = importance_weights(
         by,
-        target=target,
-        source=source,
+        target="uniform" if tgt is None else tgt,
+        source=src,
         weight=weight,
         within=within,
         missing_groups=missing_groups,
@@ -1092,7 +1154,7 @@ def importance_weighted_counts(
     0.3125
     """
     names, level_keys = _key_exprs(by)
-    tgt, src = _mixes(names, target, source, missing_groups)
+    tgt, src = _mixes(names, target, source, missing_groups, schema_of(counts))
 
     def missing(level: _Level, group: Any) -> str:
         where = "" if group is None else f" in {_show(group)!r}"
@@ -1227,7 +1289,7 @@ def importance_weighted_metrics(
         pos_label=pos_label,
         neg_label=neg_label,
     )
-    tgt, src = _mixes(levels, target, source, missing_groups)
+    tgt, src = _mixes(levels, target, source, missing_groups, schema_of(counts))
 
     def missing(level: _Level, group: Any) -> str:
         where = "" if group is None else f" in {_show(group)!r}"

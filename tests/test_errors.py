@@ -1746,6 +1746,32 @@ CATALOG: list[Entry] = [
         requires="weights",
     ),
     Entry(
+        "weights_target_key_of_another_type",
+        "an importance-weight target mapping whose keys are text for an integer group column "
+        "(`{'1': 0.5, '2': 0.5}`), through a function that sees the frame",
+        "error naming the key, the column and its dtype (keys are typed: never cast onto a group, "
+        "never a raw Polars comparison error)",
+        base(g=[1, 1, 2, 2, 2]),
+        lambda d: _mod("weights").with_importance_weights(d, "g", target={"1": 0.5, "2": 0.5}),
+        InvalidOptionError,
+        r"target key '1' \(str\) cannot name a group of column 'g', which has dtype Int64",
+        "build",
+        requires="weights",
+    ),
+    Entry(
+        "deployment_mapping_key_of_another_type",
+        "a per-group deployment rate mapping whose keys are text for an integer group column",
+        "error naming the key, the column and its dtype (it used to match group 1 silently)",
+        base(g=[1, 1, 2, 2, 2]),
+        lambda d: pfm.deployment_metrics(
+            d, deploy_positive_rate={"1": 0.1, "2": 0.2}, by="g", y_true="y", y_pred="p"
+        ),
+        InvalidOptionError,
+        r"deployment mapping key '1' \(str\) cannot name a group of column 'g', which has "
+        r"dtype Int64",
+        "build",
+    ),
+    Entry(
         "weights_given_source_denominator",
         "importance-weighted metrics with a given source mix that the sample does not follow",
         "a mean over the population (error rate, accuracy, selection rate, base rate) is divided "
