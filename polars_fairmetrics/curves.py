@@ -45,6 +45,7 @@ import polars as pl
 from polars_fairmetrics._typing import ColumnNames, FrameT, IntoExpr, Label
 from polars_fairmetrics._validate import (
     as_list,
+    bin_count,
     check_reserved,
     check_score_summary,
     check_weight_summary,
@@ -72,7 +73,7 @@ from polars_fairmetrics.disparity import (
     reference_label,
     reference_mask,
 )
-from polars_fairmetrics.exceptions import MSG_SCORE_NAN, InvalidOptionError
+from polars_fairmetrics.exceptions import MSG_SCORE_NAN, InvalidOptionError, InvalidScoreError
 from polars_fairmetrics.figures import plot_curves  # the figure of these tables
 from polars_fairmetrics.inputs import accepts_tables
 from polars_fairmetrics.metrics import (
@@ -89,6 +90,7 @@ from polars_fairmetrics.metrics import (
     true_positive_rate,
 )
 from polars_fairmetrics.results import PARTITION_COLUMNS, finish, to_wide
+from polars_fairmetrics.weights import _show
 
 __all__ = [
     "AUPR_MODES",
@@ -269,8 +271,10 @@ def curve_counts(
             {_IDX: [float(i + 1) for i in range(len(grid))], "threshold": grid}
         )
     else:
-        if not isinstance(bins, int) or isinstance(bins, bool) or bins < 1:
+        n_bins = bin_count(bins)
+        if n_bins is None:
             raise InvalidOptionError(f"mode='quantile' needs an integer bins >= 1, got {bins!r}")
+        bins = n_bins
         levels = [j / bins for j in range(bins + 1)]
         qnames = [f"_pfm_q{j}" for j in range(bins + 1)]
         finite = s.filter(s.is_not_nan())
@@ -1196,11 +1200,25 @@ def _fixed_grid_points(points: pl.LazyFrame, keys: list[str], n_points: int) -> 
     grid_idx = pl.LazyFrame({_IDX: list(range(n_points))}, schema={_IDX: pl.Int64})
     tops = pts.group_by(_GID, *keys).agg(
         pl.col("threshold").max().alias("_pfm_top"),
+        pl.col("threshold").min().alias("_pfm_low"),
         pl.col(_TOTP).first(),
         pl.col(_TOTN).first(),
     )
 
     def linspace(frame: pl.DataFrame) -> pl.DataFrame:
+        below = frame.filter(pl.col("_pfm_low") < 0)
+        if below.height:
+            # the grid runs from the max score down to 0 (scores in [0, 1], t in (1, 0]): a
+            # score below 0 is never counted, and a max below 0 turns the grid upwards
+            # (a negative area); refuse rather than give a number the notebook never meant
+            low, group = below["_pfm_low"][0], below.select(keys).row(0) if keys else None
+            where = f" in the group {_show(group)!r} of column(s) {keys}" if keys else ""
+            raise InvalidScoreError(
+                f"aupr_mode='fixed_grid' needs scores >= 0 (its grid runs from the group's max "
+                f"score down to 0); a score is {low!r}{where}: use aupr_mode='trapezoid' or "
+                "'unanchored' for scores on another scale"
+            )
+        frame = frame.drop("_pfm_low")
         # numpy's own arithmetic (Polars would fuse i * step + top into one rounded FMA)
         top = frame["_pfm_top"].to_numpy().astype(np.float64)
         i = frame[_IDX].to_numpy().astype(np.float64)
@@ -1210,7 +1228,8 @@ def _fixed_grid_points(points: pl.LazyFrame, keys: list[str], n_points: int) -> 
         return frame.with_columns(pl.Series("_pfm_t", t, dtype=pl.Float64))
 
     cross = tops.join(grid_idx, how="cross")
-    grid = cross.map_batches(linspace, schema={**cross.collect_schema(), "_pfm_t": pl.Float64})
+    schema = {k: v for k, v in cross.collect_schema().items() if k != "_pfm_low"}
+    grid = cross.map_batches(linspace, schema={**schema, "_pfm_t": pl.Float64})
     right = pts.select(_GID, "threshold", _TP, _FP).sort("threshold")
     joined = (
         grid.sort("_pfm_t")

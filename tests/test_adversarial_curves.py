@@ -119,3 +119,81 @@ def test_importance_weights_float_keys_oracle() -> None:
     )
     # recall under the target mix: group 1 has TP 1 of 2 positives, weight 2/3 each
     assert got["value"].item() == pytest.approx(0.5)
+
+
+# ---------------------------------------------------------------------------------------------
+# Curve options: bins as a NumPy integer or a single float; the fixed grid below 0; infinities
+# ---------------------------------------------------------------------------------------------
+
+
+@FEW
+@given(
+    n_bins=st.integers(1, 12),
+    scores=st.lists(st.integers(0, 20).map(lambda k: k / 20), min_size=2, max_size=12),
+    np_type=st.sampled_from(["int64", "int32", "uint8"]),
+)
+def test_numpy_integer_bins_are_a_number_of_bins(
+    n_bins: int, scores: list[float], np_type: str
+) -> None:
+    """``bins=np.int64(n)`` is ``n`` equal steps, the oracle's grid low + i (high − low) / n
+    (it was read as the single threshold n and refused as outside [0, 1])."""
+    import numpy as np
+
+    df = pl.DataFrame({"y": [i % 2 for i in range(len(scores))], "s": scores})
+    got = pfm.curve_counts(
+        df, y_true="y", y_score="s", mode="grid", bins=np.dtype(np_type).type(n_bins)
+    )
+    assert sorted(got["threshold"].to_list()) == pytest.approx(
+        [i / n_bins for i in range(n_bins + 1)]
+    )
+    for t, tp, fp in got.select("threshold", "tp", "fp").iter_rows():
+        assert tp == sum(1 for i, s in enumerate(scores) if s >= t and i % 2 == 1)
+        assert fp == sum(1 for i, s in enumerate(scores) if s >= t and i % 2 == 0)
+    quantile = pfm.curve_summaries(
+        df, y_true="y", y_score="s", mode="quantile", bins=np.dtype(np_type).type(n_bins)
+    )
+    assert quantile.equals(
+        pfm.curve_summaries(df, y_true="y", y_score="s", mode="quantile", bins=n_bins)
+    )
+
+
+@pytest.mark.parametrize("bins", [2.5, 2.0, "3", True, 0])
+def test_bins_that_are_not_a_count_or_a_list(bins: Any) -> None:
+    df = pl.DataFrame({"y": [1, 0], "s": [0.2, 0.8]})
+    with pytest.raises(InvalidOptionError, match=rf"bins={bins!r} must be a positive integer"):
+        pfm.curve_counts(df, y_true="y", y_score="s", mode="grid", bins=bins)
+
+
+@FEW
+@given(
+    scores=st.lists(st.floats(-5, 5, allow_nan=False), min_size=2, max_size=10),
+)
+def test_fixed_grid_refuses_negative_scores(scores: list[float]) -> None:
+    """The notebook's grid runs from the group's max score down to 0 (scores in [0, 1]): below
+    0 it gave a negative area (max < 0) or silently never counted the rows below 0. Such a
+    score is now an error naming it; scores >= 0 keep an AUPR in [0, 1]."""
+    df = pl.DataFrame({"y": [i % 2 for i in range(len(scores))], "s": scores})
+    kw: dict[str, Any] = dict(
+        y_true="y", y_score="s", score_bounds=None, summaries="aupr", aupr_mode="fixed_grid"
+    )
+    if min(scores) < 0:
+        with pytest.raises(pfm.InvalidScoreError, match=r"needs scores >= 0"):
+            pfm.curve_summaries(df, **kw)
+        lazy = pfm.curve_summaries(df.lazy(), **kw)
+        with pytest.raises(pfm.InvalidScoreError, match=r"needs scores >= 0"):
+            lazy.collect(engine="streaming")
+    else:
+        value = pfm.curve_summaries(df, **kw)["value"].item()
+        assert 0.0 <= value <= 1.0
+
+
+@pytest.mark.parametrize("bad", [float("inf"), float("-inf")])
+def test_infinite_score_message_does_not_contradict_itself(bad: float) -> None:
+    """An infinite score with score_bounds=None said it was "outside [-inf, inf]; pass
+    score_bounds=None" — the option already given. It now says scores must be finite."""
+    df = pl.DataFrame({"y": [1, 0, 1], "s": [0.2, bad, 0.5]})
+    for bounds in (None, (0.0, 1.0)):
+        with pytest.raises(pfm.InvalidScoreError) as info:
+            pfm.curve_summaries(df, y_true="y", y_score="s", score_bounds=bounds)
+        assert f"has a score {bad!r}: scores must be finite" in str(info.value)
+        assert "score_bounds=None" not in str(info.value)

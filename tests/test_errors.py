@@ -754,7 +754,7 @@ CATALOG: list[Entry] = [
         base(s=[0.1, math.inf, 0.3, 0.2, 0.9]),
         lambda d: scores(d, score_bounds=None),
         InvalidScoreError,
-        r"column 's' \(y_score\) has a score inf",
+        r"column 's' \(y_score\) has a score inf: scores must be finite",
     ),
     Entry(
         "reference_group_absent",
@@ -1639,6 +1639,40 @@ CATALOG: list[Entry] = [
             d, y_true="y", y_score="s", by="g", mode="grid", bins=[0.2, 0.5]
         ),
         check=_unsorted_grid,
+        requires="curves",
+    ),
+    Entry(
+        "curve_bins_not_an_integer",
+        "a single number that is not a positive integer as `bins=` (2.5)",
+        "error naming the value (it was read as a grid of the one threshold 2.5); NumPy "
+        "integers are numbers of bins",
+        base(),
+        lambda d: _mod("curves").curve_counts(
+            d, y_true="y", y_score="s", by="g", mode="grid", bins=2.5
+        ),
+        InvalidOptionError,
+        r"bins=2.5 must be a positive integer \(the number of bins\) or a list of thresholds",
+        "build",
+        requires="curves",
+    ),
+    Entry(
+        "fixed_grid_negative_scores",
+        "`aupr_mode='fixed_grid'` on scores below 0 (with `score_bounds=None`)",
+        "error naming the score and the group (the notebook's grid runs from the max score down "
+        "to 0: it gave a negative AUPR)",
+        base(s=[-0.5, -0.2, 0.4, 0.7, 0.6]),
+        lambda d: _mod("curves").curve_summaries(
+            d,
+            y_true="y",
+            y_score="s",
+            by="g",
+            score_bounds=None,
+            summaries="aupr",
+            aupr_mode="fixed_grid",
+        ),
+        InvalidScoreError,
+        r"aupr_mode='fixed_grid' needs scores >= 0 .*a score is -0.5 in the group 'a' of "
+        r"column\(s\) \['g'\]",
         requires="curves",
     ),
     Entry(
