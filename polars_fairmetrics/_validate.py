@@ -346,13 +346,12 @@ def bin_count(bins: object) -> int | None:
     >>> bin_count(10), bin_count([0.2, 0.5])
     (10, None)
     """
-    if isinstance(bins, bool):
-        raise InvalidOptionError(f"bins={bins!r} must be a positive integer or a list")
-    if isinstance(bins, numbers.Integral):
-        if int(bins) < 1:
+    n_bins = as_integer(bins)
+    if n_bins is not None:
+        if n_bins < 1:
             raise InvalidOptionError(f"bins={bins!r} must be a positive integer")
-        return int(bins)
-    if isinstance(bins, numbers.Number | str):
+        return n_bins
+    if isinstance(bins, numbers.Number | str) or type(bins).__name__ == "bool_":
         raise InvalidOptionError(
             f"bins={bins!r} must be a positive integer (the number of bins) or a list of thresholds"
         )

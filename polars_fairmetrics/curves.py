@@ -44,6 +44,7 @@ import polars as pl
 
 from polars_fairmetrics._typing import ColumnNames, FrameT, IntoExpr, Label
 from polars_fairmetrics._validate import (
+    as_integer,
     as_list,
     bin_count,
     check_reserved,
@@ -1289,9 +1290,10 @@ def _check_summaries(
             raise InvalidOptionError(f"unknown summary {nm!r}; expected some of {SUMMARIES}")
     if not names:
         raise InvalidOptionError(f"summaries= is empty; expected some of {SUMMARIES}")
-    if isinstance(fixed_grid_points, bool) or not isinstance(fixed_grid_points, int):
+    points = as_integer(fixed_grid_points)
+    if points is None:
         raise InvalidOptionError(f"fixed_grid_points={fixed_grid_points!r} must be an integer")
-    if fixed_grid_points < 2:
+    if points < 2:
         raise InvalidOptionError(f"fixed_grid_points={fixed_grid_points!r} must be >= 2")
     return [n for n in SUMMARIES if n in names]
 

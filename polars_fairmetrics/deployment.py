@@ -36,7 +36,7 @@ from typing import Any, Literal
 import polars as pl
 
 from polars_fairmetrics._typing import ColumnNames, FrameT, Label
-from polars_fairmetrics._validate import as_list, schema_of
+from polars_fairmetrics._validate import as_list, as_real, schema_of
 from polars_fairmetrics.counts import (
     COUNT_COLUMNS,
     WEIGHTED_COUNT_COLUMNS,
@@ -99,18 +99,19 @@ _PRECISION = "_pfm_precision"
 
 def _deploy_ratio_value(value: Any, what: str) -> float:
     """neg/pos in deployment from a positive rate or a ratio, validated."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+    real = as_real(value)
+    if real is None or not math.isfinite(real):
         raise InvalidOptionError(f"{what}={value!r} is not a finite number")
     if what == "deploy_positive_rate":
-        if not 0.0 < value < 1.0:
+        if not 0.0 < real < 1.0:
             raise InvalidOptionError(
                 f"deploy_positive_rate={value!r} must be strictly between 0 and 1: with no "
                 "positives (or no negatives) in deployment the class ratio is undefined"
             )
-        return (1.0 - value) / value
-    if value <= 0:
+        return (1.0 - real) / real
+    if real <= 0:
         raise InvalidOptionError(f"deploy_neg_pos_ratio={value!r} must be positive")
-    return float(value)
+    return real
 
 
 def _deploy_ratio(
@@ -552,12 +553,10 @@ def threshold_for_precision(
     >>> out.select("threshold", "metric", "value").rows()
     [(0.6, 'positive_predictive_value', 0.75), (0.6, 'true_positive_rate', 1.0)]
     """
-    if (
-        isinstance(min_precision, bool)
-        or not isinstance(min_precision, (int, float))
-        or not 0.0 <= min_precision <= 1.0
-    ):
+    wanted = as_real(min_precision)
+    if wanted is None or not 0.0 <= wanted <= 1.0:
         raise InvalidOptionError(f"min_precision={min_precision!r} must be a number in [0, 1]")
+    min_precision = wanted
     names = _metric_names(metrics)
     if y_true is not None:
         if y_score is None:

@@ -55,7 +55,13 @@ from typing import Any, Literal, TypeAlias, cast
 import polars as pl
 
 from polars_fairmetrics._typing import ColumnNames, FrameT, Label
-from polars_fairmetrics._validate import as_list, require_columns, require_numeric, schema_of
+from polars_fairmetrics._validate import (
+    as_list,
+    as_real,
+    require_columns,
+    require_numeric,
+    schema_of,
+)
 from polars_fairmetrics.counts import (
     COUNT_COLUMNS,
     NULL_COLUMNS,
@@ -181,8 +187,10 @@ def _check_mix(mix: Mix, n_keys: int, what: str, *, positive: bool) -> dict[_Lev
         level = _as_level(key, n_keys, what)
         if level in out:
             raise InvalidOptionError(f"{what} names {key!r} twice")
-        if isinstance(p, bool) or not isinstance(p, (int, float)) or not math.isfinite(p):
+        real = as_real(p)
+        if real is None or not math.isfinite(real):
             raise InvalidOptionError(f"{what} gives {key!r} the probability {p!r}: not a number")
+        p = real
         if p < 0 or (positive and p == 0):
             bound = "positive" if positive else "non-negative"
             raise InvalidOptionError(
@@ -690,18 +698,22 @@ def _biased_share(
             raise InvalidOptionError(
                 "pass biased_share= (|B|/|U|) or both biased_size= (|B|) and population_size= (|U|)"
             )
+        sizes = []
         for n, v in (("biased_size", biased_size), ("population_size", population_size)):
-            if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+            real = as_real(v)
+            if real is None or not math.isfinite(real):
                 raise InvalidOptionError(f"{n}={v!r} is not a number")
-        if population_size <= 0:
+            sizes.append(real)
+        if sizes[1] <= 0:
             raise InvalidOptionError(f"population_size={population_size!r} must be positive")
-        share = biased_size / population_size
+        share = sizes[0] / sizes[1]
         name = f"biased_size/population_size = {biased_size}/{population_size}"
-    if isinstance(share, bool) or not isinstance(share, (int, float)) or not math.isfinite(share):
+    real = as_real(share)
+    if real is None or not math.isfinite(real):
         raise InvalidOptionError(f"{name} = {share!r} is not a number")
-    if not 0.0 < share < 1.0:
+    if not 0.0 < real < 1.0:
         raise InvalidOptionError(f"{name} = {share!r} is outside (0, 1)")
-    return float(share)
+    return real
 
 
 def _flag_check(in_biased_set: str) -> tuple[pl.Expr, Check]:

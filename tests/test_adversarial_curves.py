@@ -197,3 +197,85 @@ def test_infinite_score_message_does_not_contradict_itself(bad: float) -> None:
             pfm.curve_summaries(df, y_true="y", y_score="s", score_bounds=bounds)
         assert f"has a score {bad!r}: scores must be finite" in str(info.value)
         assert "score_bounds=None" not in str(info.value)
+
+
+# ---------------------------------------------------------------------------------------------
+# NumPy scalars are numbers for every option of these modules
+# ---------------------------------------------------------------------------------------------
+
+_ROWS = pl.DataFrame(
+    {
+        "b": [True, True, False, False, True, False],
+        "g": ["x", "x", "y", "y", "x", "y"],
+        "y": [1, 0, 1, 0, 1, 1],
+        "p": [1, 0, 0, 1, 1, 1],
+        "s": [0.9, 0.2, 0.4, 0.7, 0.6, 0.8],
+    }
+)
+_XY = {"y_true": "y", "y_pred": "p"}
+
+_OPTION_CALLS: dict[str, tuple[Any, dict[str, Any]]] = {
+    "deploy_positive_rate": (
+        lambda **o: pfm.deployment_metrics(_ROWS, **_XY, **o),
+        {"deploy_positive_rate": 0.25},
+    ),
+    "deploy_neg_pos_ratio": (
+        lambda **o: pfm.deployment_metrics(_ROWS, **_XY, **o),
+        {"deploy_neg_pos_ratio": 3},
+    ),
+    "deploy_mapping": (
+        lambda **o: pfm.deployment_metrics(_ROWS, by="g", **_XY, **o),
+        {"deploy_positive_rate": {"x": 0.25, "y": 0.5}},
+    ),
+    "pr_curve_deploy": (
+        lambda **o: pfm.pr_curve(_ROWS, y_true="y", y_score="s", **o),
+        {"deploy_positive_rate": 0.25},
+    ),
+    "min_precision": (
+        lambda **o: pfm.threshold_for_precision(
+            _ROWS, y_true="y", y_score="s", deploy_positive_rate=0.3, **o
+        ),
+        {"min_precision": 0.5},
+    ),
+    "target_mix": (
+        lambda **o: pfm.with_importance_weights(_ROWS, "g", **o),
+        {"target": {"x": 0.25, "y": 0.75}},
+    ),
+    "biased_share": (
+        lambda **o: pfm.with_bias_adjusted_weights(_ROWS, "b", **o),
+        {"biased_share": 0.25},
+    ),
+    "biased_sizes": (
+        lambda **o: pfm.with_bias_adjusted_weights(_ROWS, "b", **o),
+        {"biased_size": 20, "population_size": 100},
+    ),
+    "fixed_grid_points": (
+        lambda **o: pfm.curve_summaries(
+            _ROWS, y_true="y", y_score="s", summaries="aupr", aupr_mode="fixed_grid", **o
+        ),
+        {"fixed_grid_points": 10},
+    ),
+    "alpha_min_support": (
+        lambda **o: pfm.disparity_tests(_ROWS, by="g", **_XY, **o),
+        {"alpha": 0.25, "min_support": 2},
+    ),
+}
+
+
+def _as_numpy(value: Any) -> Any:
+    """Ints as np.int64, reals as np.float32 (every value above is exact in float32)."""
+    import numpy as np
+
+    if isinstance(value, dict):
+        return {k: _as_numpy(v) for k, v in value.items()}
+    return np.int64(value) if isinstance(value, int) else np.float32(value)
+
+
+@pytest.mark.parametrize("name", list(_OPTION_CALLS))
+def test_numpy_scalars_are_numbers(name: str) -> None:
+    """np.float32(0.25), np.int64(3) ... were refused as "not a number" by every option of
+    deployment, weights, the fixed grid and the significance tests (each had its own
+    isinstance test); they now give the result of the same Python numbers."""
+    call, options = _OPTION_CALLS[name]
+    numpy_options = {k: _as_numpy(v) for k, v in options.items()}
+    assert call(**numpy_options).equals(call(**options))
