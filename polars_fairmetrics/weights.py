@@ -56,6 +56,7 @@ import polars as pl
 
 from polars_fairmetrics._typing import ColumnNames, FrameT, Label
 from polars_fairmetrics._validate import (
+    as_integer,
     as_list,
     as_real,
     require_columns,
@@ -700,10 +701,10 @@ def _biased_share(
             )
         sizes = []
         for n, v in (("biased_size", biased_size), ("population_size", population_size)):
-            real = as_real(v)
-            if real is None or not math.isfinite(real):
-                raise InvalidOptionError(f"{n}={v!r} is not a number")
-            sizes.append(real)
+            size = as_integer(v)
+            if size is None:  # |B| and |U| count items
+                raise InvalidOptionError(f"{n}={v!r} is not an integer (a number of items)")
+            sizes.append(size)
         if sizes[1] <= 0:
             raise InvalidOptionError(f"population_size={population_size!r} must be positive")
         share = sizes[0] / sizes[1]
@@ -714,6 +715,38 @@ def _biased_share(
     if not 0.0 < real < 1.0:
         raise InvalidOptionError(f"{name} = {share!r} is outside (0, 1)")
     return real
+
+
+def _size_checks(
+    in_biased_set: str,
+    in_b: pl.Expr,
+    rows: pl.Expr,
+    biased_size: int | None,
+    population_size: int | None,
+) -> list[Check]:
+    r"""With :math:`|B|` and :math:`|U|` given, the scored rows must fit in them:
+    :math:`|\underline B| \le |B|` and :math:`|\underline B^c| \le |U| - |B|` (the scored
+    rows are items of the population). ``rows`` counts the rows (1 per row, or a count table's
+    ``n``); one aggregate each, the offending count or null."""
+    if biased_size is None or population_size is None:
+        return []
+    checks: list[Check] = []
+    for inside, size, which, option in (
+        (in_b, int(biased_size), "B (flag True/1)", "biased_size"),
+        (~in_b, int(population_size) - int(biased_size), "B^c (flag False/0)", "population_size"),
+    ):
+        scored = rows.filter(inside.fill_null(False)).sum()
+
+        def message(value: Any, size: int = size, which: str = which, option: str = option) -> str:
+            return (
+                f"column {in_biased_set!r} (biased-set flag) has {value} rows in {which}, more "
+                f"than the {size} items the sizes give it (biased_size={biased_size}, "
+                f"population_size={population_size}); check {option}= (the scored rows are "
+                "items of the population)"
+            )
+
+        checks.append((pl.when(scored > size).then(scored), message, InvalidOptionError))
+    return checks
 
 
 def _flag_check(in_biased_set: str) -> tuple[pl.Expr, Check]:
@@ -798,7 +831,9 @@ def bias_adjusted_weights(
     Raises
     ------
     InvalidOptionError
-        When built: a share outside (0, 1), conflicting or missing size options.
+        When built: a share outside (0, 1), conflicting or missing size options, a size that
+        is not an integer. When the query runs: sizes that cannot hold the scored rows
+        (:math:`|\underline B| > |B|` or :math:`|\underline B^c| > |U| - |B|`).
     EmptyGroupError
         When the query runs: no row of :math:`B`, or none of :math:`B^c`, in the frame (or in a
         ``by`` group), naming the column.
@@ -825,7 +860,11 @@ def bias_adjusted_weights(
         within=groups,
         missing_message=None if allow_empty else _empty_set_message(in_biased_set, groups),
         names=[in_biased_set],
-        extra_checks=[flag_check, *_weight_checks(weight)],
+        extra_checks=[
+            flag_check,
+            *_weight_checks(weight),
+            *_size_checks(in_biased_set, key, pl.lit(1), biased_size, population_size),
+        ],
     ).alias("bias_adjusted_weight")
 
 
@@ -982,7 +1021,7 @@ def _reweight_lazy(
     missing_message: MissingMessage | None,
     names: list[str],
     missing_groups: MissingGroups = "error",
-    extra_check: Check | None = None,
+    extra_checks: Sequence[Check] = (),
     mass_column: str | None = None,
 ) -> pl.LazyFrame:
     """Weighted counts = counts × Pr_tgt(level) / Pr_src(level), from a count table.
@@ -1020,7 +1059,7 @@ def _reweight_lazy(
     else:
         src = _lookup(level_keys, source)
     carries = valid & (mass > 0)
-    checks: list[Check] = [] if extra_check is None else [extra_check]
+    checks: list[Check] = list(extra_checks)
     if target is None:
         tgt = pl.lit(1.0) / over(pl.struct(level_keys).filter(carries).n_unique()).cast(pl.Float64)
     else:
@@ -1385,18 +1424,21 @@ def bias_adjusted_counts(
     """
     share = _biased_share(biased_share, biased_size, population_size)
     groups = as_list(by)
-    key, flag_check = _flag_check(in_biased_set)
+    in_b: pl.Expr
+    in_b, flag_check = _flag_check(in_biased_set)
+    rows: pl.Expr = Counts.from_columns().n
+    checks = [flag_check, *_size_checks(in_biased_set, in_b, rows, biased_size, population_size)]
     return _reweight_table(
         counts,
         [in_biased_set],
-        [key],
+        [in_b],
         target={(True,): share, (False,): 1.0 - share},
         source=None,
         within=groups,
         keys=keys,
         missing_message=None if allow_empty else _empty_set_message(in_biased_set, groups),
         names=[in_biased_set],
-        extra_check=flag_check,
+        extra_checks=checks,
     )
 
 

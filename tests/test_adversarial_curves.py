@@ -279,3 +279,41 @@ def test_numpy_scalars_are_numbers(name: str) -> None:
     call, options = _OPTION_CALLS[name]
     numpy_options = {k: _as_numpy(v) for k, v in options.items()}
     assert call(**numpy_options).equals(call(**options))
+
+
+# ---------------------------------------------------------------------------------------------
+# Bias-adjusted weights: the sizes |B| and |U| must hold the scored rows
+# ---------------------------------------------------------------------------------------------
+
+
+@FEW
+@given(
+    flags=st.lists(st.booleans(), min_size=2, max_size=12).filter(lambda f: 0 < sum(f) < len(f)),
+    biased_size=st.integers(1, 14),
+    extra=st.integers(1, 14),
+)
+def test_bias_adjusted_sizes_hold_the_scored_rows(
+    flags: list[bool], biased_size: int, extra: int
+) -> None:
+    """|B̲| ≤ |B| and |B̲^c| ≤ |U| − |B|, or an error naming the flag column (rows and count
+    table alike); when they hold, the weights are the derivation's, checked by a loop."""
+    population = biased_size + extra
+    df = pl.DataFrame({"b": flags, "y": [i % 2 for i in range(len(flags))]})
+    df = df.with_columns(p=pl.col("y"))
+    n_b, n_c = sum(flags), len(flags) - sum(flags)
+    sizes = {"biased_size": biased_size, "population_size": population}
+    table = pfm.confusion_counts(df, y_true="y", y_pred="p", by="b")
+    calls = [
+        lambda: df.with_columns(pfm.bias_adjusted_weights("b", **sizes)),
+        lambda: pfm.bias_adjusted_counts(table, "b", **sizes),
+    ]
+    if n_b > biased_size or n_c > extra:
+        for call in calls:
+            with pytest.raises(InvalidOptionError, match=r"column 'b' \(biased-set flag\) has"):
+                call()
+        return
+    share = biased_size / population
+    expected = [(n_b + n_c) / n_b * share if f else (n_b + n_c) / n_c * (1 - share) for f in flags]
+    got = calls[0]()["bias_adjusted_weight"].to_list()
+    assert got == pytest.approx(expected, rel=1e-12)
+    assert calls[1]()["n_w"].sum() == pytest.approx(len(flags), rel=1e-12)

@@ -1730,6 +1730,32 @@ CATALOG: list[Entry] = [
         requires="weights",
     ),
     Entry(
+        "weights_sizes_smaller_than_scored",
+        "`biased_size=` smaller than the rows of B scored (2 flagged rows, `biased_size=1`)",
+        "error naming the flag column, the rows and the sizes (the scored rows are items of the "
+        "population: |B̲| ≤ |B| and |B̲^c| ≤ |U| − |B|); it used to give weights below 1/row",
+        base(),
+        lambda d: d.with_columns(b=pl.col("g") == "a").with_columns(
+            _mod("weights").bias_adjusted_weights("b", biased_size=1, population_size=100)
+        ),
+        InvalidOptionError,
+        r"column 'b' \(biased-set flag\) has 2 rows in B \(flag True/1\), more than the 1 items",
+        requires="weights",
+    ),
+    Entry(
+        "weights_fractional_size",
+        "a fractional `biased_size=` (20.5)",
+        "error naming the value: sizes count items",
+        base(),
+        lambda d: d.with_columns(b=pl.col("g") == "a").with_columns(
+            _mod("weights").bias_adjusted_weights("b", biased_size=20.5, population_size=100)
+        ),
+        InvalidOptionError,
+        r"biased_size=20.5 is not an integer",
+        "build",
+        requires="weights",
+    ),
+    Entry(
         "weights_unknown_target",
         "an importance-weight target that is neither 'uniform' nor a mapping",
         "error naming the value",
