@@ -193,9 +193,19 @@ def _with_factor(
     pos, neg = c.positives.cast(pl.Float64), c.negatives.cast(pl.Float64)
     if isinstance(ratio, float) and test_ratio == "pooled":
         # one deployment ratio for the population: the test ratio of the whole table (within
-        # each partition), one factor for every group (negatives subsampled alike in all groups)
-        pos_t = pos.sum().over(partitions) if partitions else pos.sum()
-        neg_t = neg.sum().over(partitions) if partitions else neg.sum()
+        # each partition), one factor for every group (negatives subsampled alike in all groups).
+        # A group's class totals repeat at every threshold of a sweep, and the groups of an
+        # exact curve table do not share thresholds: sum each group's totals once, over the
+        # partitions other than the threshold (not per threshold, which pools whichever groups
+        # happen to have a row there)
+        once: list[str] = [p for p in partitions if p != "threshold"]
+        firsts: list[str] = once + list(keys)
+        first = pl.int_range(pl.len()) == 0
+        first = first.over(firsts) if firsts else first
+        pos_t = pl.when(first).then(pos).otherwise(0.0).sum()
+        neg_t = pl.when(first).then(neg).otherwise(0.0).sum()
+        if once:
+            pos_t, neg_t = pos_t.over(once), neg_t.over(once)
         ratio_d: pl.Expr = pl.lit(ratio, dtype=pl.Float64)
     elif isinstance(ratio, float):
         # one deployment ratio, each group against its own test ratio

@@ -317,3 +317,45 @@ def test_bias_adjusted_sizes_hold_the_scored_rows(
     got = calls[0]()["bias_adjusted_weight"].to_list()
     assert got == pytest.approx(expected, rel=1e-12)
     assert calls[1]()["n_w"].sum() == pytest.approx(len(flags), rel=1e-12)
+
+
+# ---------------------------------------------------------------------------------------------
+# Deployment correction of a curve table: one pooled test ratio, whatever the thresholds
+# ---------------------------------------------------------------------------------------------
+
+
+@FEW
+@given(
+    rows=st.lists(
+        st.tuples(st.sampled_from(["a", "b", "c"]), st.integers(0, 1), st.integers(0, 8)),
+        min_size=1,
+        max_size=20,
+    ),
+    rate=st.floats(0.05, 0.95),
+    exact=st.booleans(),
+)
+def test_deployment_of_a_curve_table_pools_each_group_once(
+    rows: list[tuple[str, int, int]], rate: float, exact: bool
+) -> None:
+    """On an exact curve table the groups have their own thresholds; the pooled test ratio
+    was summed per threshold, over whichever groups had a row there (factors 4.5, 9, 18 on one
+    table instead of 9). The oracle: one ratio N/P over every row, every threshold."""
+    rows = [*rows, ("a", 1, 3), ("b", 0, 5)]  # positives and negatives in the data
+    df = pl.DataFrame(rows, schema=["g", "y", "s"], orient="row").with_columns(pl.col("s") / 8)
+    mode: dict[str, Any] = {"mode": "exact"} if exact else {"mode": "grid", "bins": 8}
+    table = pfm.curve_counts(df, y_true="y", y_score="s", by="g", **mode)
+    positives = sum(y for _, y, _ in rows)
+    factor = ((1 - rate) / rate) / ((len(rows) - positives) / positives)
+    for got in (
+        pfm.deployment_factors(table, deploy_positive_rate=rate),
+        pfm.deployment_factors(table.lazy(), deploy_positive_rate=rate).collect(engine="streaming"),
+    ):
+        assert got["deploy_factor"].to_list() == pytest.approx([factor] * got.height, rel=1e-12)
+    ppv = pfm.deployment_metrics(table, deploy_positive_rate=rate, metrics="ppv")
+    for g, t, value in ppv.select("g", "threshold", "value").iter_rows():
+        tp = sum(1 for gg, y, s in rows if gg == g and y and s / 8 >= t)
+        fp = sum(1 for gg, y, s in rows if gg == g and not y and s / 8 >= t)
+        if tp + fp == 0:
+            assert value is None  # 0/0: null, never NaN
+        else:
+            assert value == pytest.approx(tp / (tp + factor * fp), rel=1e-12, abs=1e-15)
