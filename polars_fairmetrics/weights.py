@@ -1008,6 +1008,18 @@ def _reweight_table(
     return lazy
 
 
+def _once_per_sweep(columns: Sequence[str]) -> pl.Expr:
+    """True on one row of each group of a count table: a threshold sweep repeats a group's
+    rows at every threshold (an exact curve table's groups at thresholds of their own), so
+    anything about the rows themselves (mixes, sizes) counts only these. All rows when the
+    table has no ``threshold`` column."""
+    if "threshold" not in columns:
+        return pl.lit(True)
+    same_rows = [k for k in key_columns(list(columns)) if k != "threshold"]
+    first = pl.int_range(pl.len()) == 0
+    return first.over(same_rows) if same_rows else first
+
+
 def _reweight_lazy(
     counts: pl.LazyFrame,
     columns: list[str],
@@ -1048,14 +1060,18 @@ def _reweight_lazy(
     rows = Counts.from_columns().n
     valid = pl.all_horizontal([k.is_not_null() for k in level_keys])
     mass = pl.when(valid).then(c.n.cast(pl.Float64)).otherwise(pl.lit(0.0))
-    parts: list[str] = [*partitions, *within]
+    # the mixes are the population's, not a threshold's: a sweep repeats each group's rows at
+    # every threshold (and the groups of an exact curve table do not share thresholds), so the
+    # source mix counts each row of the table once, over the partitions other than the threshold
+    parts: list[str] = [*[p for p in partitions if p != "threshold"], *within]
+    share_mass = pl.when(_once_per_sweep(columns)).then(mass).otherwise(0.0)
 
     def over(expr: pl.Expr, extra: Sequence[pl.Expr] = ()) -> pl.Expr:
         p: list[Any] = [*parts, *extra]
         return expr.over(p) if p else expr
 
     if source is None:
-        src = over(mass.sum(), level_keys) / over(mass.sum())
+        src = over(share_mass.sum(), level_keys) / over(share_mass.sum())
     else:
         src = _lookup(level_keys, source)
     carries = valid & (mass > 0)
@@ -1074,7 +1090,7 @@ def _reweight_lazy(
         level: _Level
         for level in [lv for lv, p in target.items() if p > 0]:
             present = _match(level_keys, level) & carries
-            group_cols = [*partitions, *within]
+            group_cols = parts
             if group_cols:
                 first_bad = pl.struct(group_cols).filter(~present.any().over(group_cols)).first()
             else:
@@ -1426,7 +1442,8 @@ def bias_adjusted_counts(
     groups = as_list(by)
     in_b: pl.Expr
     in_b, flag_check = _flag_check(in_biased_set)
-    rows: pl.Expr = Counts.from_columns().n
+    once = _once_per_sweep(schema_of(counts).names())
+    rows: pl.Expr = pl.when(once).then(Counts.from_columns().n).otherwise(0)
     checks = [flag_check, *_size_checks(in_biased_set, in_b, rows, biased_size, population_size)]
     return _reweight_table(
         counts,

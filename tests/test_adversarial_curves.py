@@ -359,3 +359,47 @@ def test_deployment_of_a_curve_table_pools_each_group_once(
             assert value is None  # 0/0: null, never NaN
         else:
             assert value == pytest.approx(tp / (tp + factor * fp), rel=1e-12, abs=1e-15)
+
+
+@FEW
+@given(
+    rows=st.lists(
+        st.tuples(st.sampled_from(["a", "b", "c"]), st.integers(0, 1), st.integers(0, 8)),
+        min_size=1,
+        max_size=20,
+    ),
+    exact=st.booleans(),
+    share=st.floats(0.05, 0.95),
+)
+def test_reweighting_a_curve_table_takes_the_mix_once(
+    rows: list[tuple[str, int, int]], exact: bool, share: float
+) -> None:
+    """The mixes of importance_weighted_counts and bias_adjusted_counts were estimated per
+    threshold: on an exact curve table a group's weight changed from threshold to threshold
+    (1.0, 1.33, 1.0), and bias_adjusted_counts raised "no rows in B in the group 0.8" (a
+    threshold). The oracle: one weight per group from the row counts, at every threshold."""
+    rows = [*rows, ("a", 1, 3), ("b", 0, 5)]
+    df = pl.DataFrame(rows, schema=["g", "y", "s"], orient="row").with_columns(
+        pl.col("s") / 8, (pl.col("g") == "a").alias("in_b")
+    )
+    mode: dict[str, Any] = {"mode": "exact"} if exact else {"mode": "grid", "bins": 8}
+    levels = sorted({g for g, _, _ in rows})
+    size = {g: sum(1 for gg, _, _ in rows if gg == g) for g in levels}
+    iw = {g: (1 / len(levels)) / (size[g] / len(rows)) for g in levels}
+    table = pfm.curve_counts(df, y_true="y", y_score="s", by="g", **mode)
+    out = pfm.importance_weighted_counts(table, "g", keys=["g"])
+    for g, tp, tp_w in out.select("g", "tp", "tp_w").iter_rows():
+        assert tp_w == pytest.approx(tp * iw[g], rel=1e-12, abs=1e-15)
+    n_b = size["a"]
+    w_b = len(rows) / n_b * share
+    w_c = len(rows) / (len(rows) - n_b) * (1 - share)
+    flagged = pfm.curve_counts(df, y_true="y", y_score="s", by="in_b", **mode)
+    for lazy in (False, True):
+        src = flagged.lazy() if lazy else flagged
+        got = pfm.bias_adjusted_counts(src, "in_b", biased_share=share)
+        got = got.collect(engine="streaming") if isinstance(got, pl.LazyFrame) else got
+        for in_b, fp, fp_w in got.select("in_b", "fp", "fp_w").iter_rows():
+            assert fp_w == pytest.approx(fp * (w_b if in_b else w_c), rel=1e-12, abs=1e-15)
+    # the sizes are checked against the rows once, not once per threshold
+    exact_sizes = {"biased_size": n_b, "population_size": len(rows)}
+    assert pfm.bias_adjusted_counts(flagged, "in_b", **exact_sizes).height == flagged.height
