@@ -54,7 +54,13 @@ from polars_fairmetrics.metrics import (
     metrics_from_counts,
 )
 from polars_fairmetrics.results import partitions_of
-from polars_fairmetrics.weights import _lookup, _show, finish_counts, typed_levels
+from polars_fairmetrics.weights import (
+    _lookup,
+    _once_per_sweep,
+    _show,
+    finish_counts,
+    typed_levels,
+)
 
 __all__ = [
     "DEPLOYMENT_METRICS",
@@ -199,9 +205,7 @@ def _with_factor(
         # partitions other than the threshold (not per threshold, which pools whichever groups
         # happen to have a row there)
         once: list[str] = [p for p in partitions if p != "threshold"]
-        firsts: list[str] = once + list(keys)
-        first = pl.int_range(pl.len()) == 0
-        first = first.over(firsts) if firsts else first
+        first = _once_per_sweep(columns)
         pos_t = pl.when(first).then(pos).otherwise(0.0).sum()
         neg_t = pl.when(first).then(neg).otherwise(0.0).sum()
         if once:
