@@ -2,9 +2,11 @@
 
 Each test targets a class of inputs on which the public API gave a silently wrong number, an
 unclear error or a raw Polars traceback: mapping keys of another type than their group column
-(importance-weight mixes, per-group deployment rates), NumPy integers as ``bins=``, the
-notebook's fixed grid on scores below 0, infinite scores without bounds. The oracles are plain
-Python loops and scikit-learn; no number is taken from the package itself.
+(importance-weight mixes, per-group deployment rates), NumPy scalars as options, the notebook's
+fixed grid on scores below 0, infinite scores without bounds, bias-adjusted sizes that cannot
+hold the scored rows, and count tables swept over thresholds (an exact curve table's groups have
+thresholds of their own) whose mixes and pooled test ratio were taken per threshold. The oracles
+are plain Python loops and scikit-learn; no number is taken from the package itself.
 """
 
 from __future__ import annotations
@@ -403,3 +405,73 @@ def test_reweighting_a_curve_table_takes_the_mix_once(
     # the sizes are checked against the rows once, not once per threshold
     exact_sizes = {"biased_size": n_b, "population_size": len(rows)}
     assert pfm.bias_adjusted_counts(flagged, "in_b", **exact_sizes).height == flagged.height
+
+
+# ---------------------------------------------------------------------------------------------
+# Summaries against scikit-learn: typed keys, ties, zero and Float32 weights, both routes and
+# engines, shuffled rows (no defect found here; the property guards the classes probed)
+# ---------------------------------------------------------------------------------------------
+
+
+@FEW
+@given(
+    rows=st.lists(
+        st.tuples(
+            st.sampled_from(["a", "b", None]),
+            st.booleans(),
+            st.integers(0, 5),
+            st.integers(0, 3),
+        ),
+        min_size=1,
+        max_size=25,
+    ),
+    method=st.sampled_from(["aggregate", "sort"]),
+    float32=st.booleans(),
+)
+def test_summaries_match_scikit_learn(
+    rows: list[tuple[str | None, bool, int, int]], method: str, float32: bool
+) -> None:
+    import warnings
+
+    from sklearn.metrics import auc, average_precision_score, precision_recall_curve, roc_auc_score
+
+    dtype = pl.Float32 if float32 else pl.Float64
+    df = pl.DataFrame(
+        {
+            "g": pl.Series([r[0] for r in rows], dtype=pl.Enum(["b", "a", "unused"])),
+            "y": [r[1] for r in rows],
+            "s": pl.Series([r[2] / 5 for r in rows], dtype=dtype),
+            "w": pl.Series([r[3] / 2 for r in rows], dtype=dtype),
+        }
+    )
+    opts: dict[str, Any] = dict(y_true="y", y_score="s", by="g", weight="w", exact_method=method)
+    results = [
+        pfm.curve_summaries(df.sample(fraction=1.0, shuffle=True, seed=1), **opts),
+        pfm.curve_summaries(df.lazy(), **opts).collect(engine="streaming"),
+    ]
+    for g in {r[0] for r in rows}:
+        part = df.filter(pl.col("g").eq_missing(g))
+        y = part["y"].to_numpy()
+        s = part["s"].cast(pl.Float64).to_numpy()
+        w = part["w"].cast(pl.Float64).to_numpy()
+        pos, neg = w[y].sum(), w[~y].sum()
+        expected: dict[str, float | None] = {
+            "roc_auc": None,
+            "average_precision": None,
+            "aupr": None,
+        }
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            if pos > 0 and neg > 0:
+                expected["roc_auc"] = roc_auc_score(y, s, sample_weight=w)
+            if pos > 0:
+                expected["average_precision"] = average_precision_score(y, s, sample_weight=w)
+                precision, recall, _ = precision_recall_curve(y, s, sample_weight=w)
+                expected["aupr"] = auc(recall, precision)
+        for out in results:
+            got = dict(out.filter(pl.col("g").eq_missing(g)).select("metric", "value").iter_rows())
+            for metric, value in expected.items():
+                if value is None:
+                    assert got[metric] is None, (g, metric)
+                else:
+                    assert got[metric] == pytest.approx(value, rel=1e-9, abs=1e-12), (g, metric)
