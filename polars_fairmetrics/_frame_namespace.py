@@ -1024,7 +1024,7 @@ class FrameNamespace(Generic[FrameT]):
         metrics: str | Sequence[str] | None = ("positive_predictive_value", "true_positive_rate"),
         y_true: str | None = None,
         y_score: str | None = None,
-        threshold: Sequence[float] | None = None,
+        threshold: float | Sequence[float] | None = None,
         weight: str | None = None,
         pos_label: Label | None = None,
         neg_label: Label | None = None,

@@ -518,7 +518,7 @@ def threshold_for_precision(
     metrics: str | Sequence[str] | None = ("positive_predictive_value", "true_positive_rate"),
     y_true: str | None = None,
     y_score: str | None = None,
-    threshold: Sequence[float] | None = None,
+    threshold: float | Sequence[float] | None = None,
     weight: str | None = None,
     pos_label: Label | None = None,
     neg_label: Label | None = None,
@@ -546,7 +546,7 @@ def threshold_for_precision(
         precision and recall).
     y_true, y_score, threshold, weight, pos_label, neg_label
         Rows only: counted with :func:`~polars_fairmetrics.confusion_counts`;
-        ``threshold`` is the grid (default: 0, 0.01, …, 1).
+        ``threshold`` is the grid (default: 0, 0.01, …, 1; one number is a grid of one).
     wide
         One row per group, one column per metric (``docs/results.md``).
 
@@ -575,7 +575,13 @@ def threshold_for_precision(
     if y_true is not None:
         if y_score is None:
             raise InvalidOptionError("threshold_for_precision needs y_score= with rows")
-        grid = list(threshold) if threshold is not None else [i / 100 for i in range(101)]
+        grid: Any = [i / 100 for i in range(101)] if threshold is None else threshold
+        if as_real(grid) is not None:
+            grid = [grid]  # one threshold: a sweep of one (not iterated as a sequence)
+        elif isinstance(grid, str | bytes):
+            raise InvalidOptionError(
+                f"threshold={threshold!r} must be a list of numbers (the thresholds to try)"
+            )
         counts = confusion_counts(
             data,
             y_true=y_true,

@@ -475,3 +475,21 @@ def test_summaries_match_scikit_learn(
                     assert got[metric] is None, (g, metric)
                 else:
                     assert got[metric] == pytest.approx(value, rel=1e-9, abs=1e-12), (g, metric)
+
+
+@pytest.mark.parametrize("threshold", [0.6, [0.6], (0.5, 0.6)])
+def test_threshold_for_precision_one_threshold(threshold: Any) -> None:
+    """threshold=0.6 raised Python's "'float' object is not iterable" (the grid was list()-ed),
+    and threshold='0.5' was iterated character by character ("threshold '0' is not a
+    number"). One number is a grid of one; text is refused whole. Oracle: precision at 0.6 is
+    3 / 4 >= 0.7, at 0.5 it is 3 / 5."""
+    df = pl.DataFrame(
+        {"y": [1, 1, 0, 1, 0, 0, 0, 0], "s": [0.9, 0.8, 0.7, 0.6, 0.5, 0.4, 0.3, 0.2]}
+    )
+    out = pfm.threshold_for_precision(
+        df, y_true="y", y_score="s", min_precision=0.7, threshold=threshold
+    )
+    assert out["threshold"].to_list() == [0.6, 0.6]
+    assert out["value"].to_list() == pytest.approx([0.75, 1.0])
+    with pytest.raises(InvalidOptionError, match=r"threshold='0.5' must be a list of numbers"):
+        pfm.threshold_for_precision(df, y_true="y", y_score="s", min_precision=0.7, threshold="0.5")

@@ -1819,6 +1819,19 @@ CATALOG: list[Entry] = [
         requires="weights",
     ),
     Entry(
+        "threshold_for_precision_text_grid",
+        "`threshold_for_precision(threshold='0.5')` (text where the grid is expected)",
+        "error naming the value (it was iterated character by character); one number is a "
+        "grid of one threshold",
+        base(),
+        lambda d: pfm.threshold_for_precision(
+            d, y_true="y", y_score="s", min_precision=0.5, threshold="0.5"
+        ),
+        InvalidOptionError,
+        r"threshold='0.5' must be a list of numbers",
+        "build",
+    ),
+    Entry(
         "deployment_mapping_key_of_another_type",
         "a per-group deployment rate mapping whose keys are text for an integer group column",
         "error naming the key, the column and its dtype (it used to match group 1 silently)",
