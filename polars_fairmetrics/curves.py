@@ -930,6 +930,7 @@ def roc_curve(
         score_bounds=score_bounds,
         exact_method=exact_method,
     )
+    check_reserved(keys, ["fpr", "tpr"])  # the curve's own columns
     use_w = _use_weighted(list(schema_of(table).names()), weighted)
     pts = _points(table, keys, use_w, None, None).filter(pl.col("threshold").is_not_null())
     if use_w:
@@ -1041,6 +1042,7 @@ def pr_curve(
         score_bounds=score_bounds,
         exact_method=exact_method,
     )
+    check_reserved(keys, ["precision", "recall"])  # the curve's own columns
     use_w = _use_weighted(list(schema_of(table).names()), weighted)
     pts = _points(
         table, keys, use_w, deploy_positive_rate, deploy_neg_pos_ratio, test_ratio=test_ratio

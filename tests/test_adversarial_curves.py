@@ -493,3 +493,20 @@ def test_threshold_for_precision_one_threshold(threshold: Any) -> None:
     assert out["value"].to_list() == pytest.approx([0.75, 1.0])
     with pytest.raises(InvalidOptionError, match=r"threshold='0.5' must be a list of numbers"):
         pfm.threshold_for_precision(df, y_true="y", y_score="s", min_precision=0.7, threshold="0.5")
+
+
+@pytest.mark.parametrize(
+    ("curve", "column"),
+    [("roc_curve", "fpr"), ("roc_curve", "tpr"), ("pr_curve", "precision"), ("pr_curve", "recall")],
+)
+def test_curve_group_column_named_like_the_curve(curve: str, column: str) -> None:
+    """A group column named like one of the curve's columns raised Polars' DuplicateError
+    ("projections contained duplicate output name"), from rows and from a curve table."""
+    df = pl.DataFrame({column: ["a", "a", "b", "b"], "y": [1, 0, 1, 0], "s": [0.9, 0.2, 0.4, 0.7]})
+    table = pfm.curve_counts(df, y_true="y", y_score="s", by=column)
+    for call in (
+        lambda: getattr(pfm, curve)(df, y_true="y", y_score="s", by=column),
+        lambda: getattr(pfm, curve)(table),
+    ):
+        with pytest.raises(InvalidOptionError, match=rf"group column '{column}' collides"):
+            call()

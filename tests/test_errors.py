@@ -1642,6 +1642,17 @@ CATALOG: list[Entry] = [
         requires="curves",
     ),
     Entry(
+        "curve_group_named_like_curve_column",
+        "a group column named like a curve column (`roc_curve(..., by='fpr')`)",
+        "error naming the column (it was Polars' DuplicateError)",
+        base().rename({"g": "fpr"}),
+        lambda d: _mod("curves").roc_curve(d, y_true="y", y_score="s", by="fpr"),
+        InvalidOptionError,
+        r"group column 'fpr' collides with an output column name",
+        "build",
+        requires="curves",
+    ),
+    Entry(
         "curve_bins_not_an_integer",
         "a single number that is not a positive integer as `bins=` (2.5)",
         "error naming the value (it was read as a grid of the one threshold 2.5); NumPy "
