@@ -873,6 +873,15 @@ def bias_adjusted_weights(
 # ---------------------------------------------------------------------------------------------
 
 
+def _check_weight_name(name: str, inputs: Sequence[str]) -> None:
+    """The new weight column must not replace a column it is computed from (the group labels
+    would be silently overwritten by their weights)."""
+    if name in inputs:
+        raise InvalidOptionError(
+            f"name={name!r} is a column the weights are computed from; pass another name="
+        )
+
+
 @accepts_tables
 def with_importance_weights(
     data: FrameT,
@@ -902,6 +911,7 @@ def with_importance_weights(
     if weight is not None:
         require_columns(schema, "weight", [weight])
         require_numeric(schema, weight, "weight")
+    _check_weight_name(name, [*as_list(by), *as_list(within), *([weight] if weight else [])])
     tgt, src = _mixes(as_list(by), target, source, missing_groups, schema)  # typed keys
     expr = importance_weights(
         by,
@@ -941,6 +951,7 @@ def with_bias_adjusted_weights(
     schema = schema_of(data)
     require_columns(schema, "biased-set flag", [in_biased_set])
     require_columns(schema, "group", as_list(by))
+    _check_weight_name(name, [in_biased_set, *as_list(by), *([weight] if weight else [])])
     if weight is not None:
         require_columns(schema, "weight", [weight])
         require_numeric(schema, weight, "weight")

@@ -510,3 +510,26 @@ def test_curve_group_column_named_like_the_curve(curve: str, column: str) -> Non
     ):
         with pytest.raises(InvalidOptionError, match=rf"group column '{column}' collides"):
             call()
+
+
+def test_weight_column_never_replaces_its_inputs() -> None:
+    """with_importance_weights(df, 'importance_weight') replaced the group labels by their
+    weights (the default name= was the group column): a silent loss of the labels. And a count
+    table keyed by 'deploy_factor' raised Polars' DuplicateError."""
+    df = pl.DataFrame({"importance_weight": ["a", "a", "b"], "y": [1, 0, 1], "p": [1, 0, 0]})
+    with pytest.raises(InvalidOptionError, match=r"name='importance_weight' is a column"):
+        pfm.with_importance_weights(df, "importance_weight")
+    got = pfm.with_importance_weights(df, "importance_weight", name="w")
+    assert got["importance_weight"].to_list() == ["a", "a", "b"]  # labels kept
+    assert got["w"].to_list() == pytest.approx([0.75, 0.75, 1.5])  # (1/2) / (2/3), (1/2) / (1/3)
+    flags = pl.DataFrame({"b": [True, False, False]})
+    with pytest.raises(InvalidOptionError, match=r"name='b' is a column"):
+        pfm.with_bias_adjusted_weights(flags, "b", biased_share=0.3, name="b")
+    table = pfm.confusion_counts(
+        df.rename({"importance_weight": "deploy_factor"}),
+        y_true="y",
+        y_pred="p",
+        by="deploy_factor",
+    )
+    with pytest.raises(InvalidOptionError, match=r"group column 'deploy_factor' collides"):
+        pfm.deployment_factors(table, deploy_positive_rate=0.2)

@@ -1754,6 +1754,18 @@ CATALOG: list[Entry] = [
         requires="weights",
     ),
     Entry(
+        "weights_name_replaces_input",
+        "`with_importance_weights(..., name=...)` naming the group column the weights are "
+        "computed from",
+        "error naming the name (the group labels were silently replaced by their weights)",
+        base(),
+        lambda d: _mod("weights").with_importance_weights(d, "g", name="g"),
+        InvalidOptionError,
+        r"name='g' is a column the weights are computed from",
+        "build",
+        requires="weights",
+    ),
+    Entry(
         "weights_fractional_size",
         "a fractional `biased_size=` (20.5)",
         "error naming the value: sizes count items",
