@@ -1137,8 +1137,8 @@ class FrameNamespace(Generic[FrameT]):
         exact_method: Literal["aggregate", "sort"] = "aggregate",
         weighted: bool | None = None,
         anchor: bool = True,
-        deploy_positive_rate: float | None = None,
-        deploy_neg_pos_ratio: float | None = None,
+        deploy_positive_rate: Rate | None = None,
+        deploy_neg_pos_ratio: Rate | None = None,
         test_ratio: TestRatio = "pooled",
     ) -> FrameT:
         """Precision–recall curve per group, optionally corrected to a deployment class ratio.
@@ -1181,8 +1181,8 @@ class FrameNamespace(Generic[FrameT]):
         summaries: str | Sequence[str] | None = None,
         aupr_mode: AuprMode = "trapezoid",
         weighted: bool | None = None,
-        deploy_positive_rate: float | None = None,
-        deploy_neg_pos_ratio: float | None = None,
+        deploy_positive_rate: Rate | None = None,
+        deploy_neg_pos_ratio: Rate | None = None,
         test_ratio: TestRatio = "pooled",
         fixed_grid_points: int = 50,
         wide: bool = False,

@@ -63,7 +63,14 @@ from polars_fairmetrics.counts import (
     WEIGHTED_COUNT_COLUMNS,
     is_weighted,
 )
-from polars_fairmetrics.deployment import TestRatio, _check_test_ratio, _deploy_ratio
+from polars_fairmetrics.deployment import (
+    _FACTOR,
+    Rate,
+    TestRatio,
+    _check_test_ratio,
+    _same_kind,
+    _with_factor,
+)
 from polars_fairmetrics.disparity import (
     _HAS_REF,
     Layout,
@@ -90,7 +97,7 @@ from polars_fairmetrics.metrics import (
     safe_div,
     true_positive_rate,
 )
-from polars_fairmetrics.results import PARTITION_COLUMNS, finish, to_wide
+from polars_fairmetrics.results import finish, to_wide
 from polars_fairmetrics.weights import _show
 
 __all__ = [
@@ -793,29 +800,12 @@ def _base(weighted: bool) -> tuple[pl.Expr, pl.Expr, pl.Expr, pl.Expr]:
     return tp, fp, pos, neg
 
 
-def _deployment_factor(
-    pos: pl.Expr,
-    neg: pl.Expr,
-    deploy_positive_rate: float | None,
-    deploy_neg_pos_ratio: float | None,
-) -> pl.Expr | None:
-    r"""f = (neg_deploy / pos_deploy) / (neg_test / pos_test), from the given test classes.
-
-    The deployment ratio is validated and computed by :mod:`polars_fairmetrics.deployment`;
-    the test classes are pooled or per group (see :func:`_points`).
-    """
-    if deploy_positive_rate is None and deploy_neg_pos_ratio is None:
-        return None
-    ratio = _deploy_ratio(deploy_positive_rate, deploy_neg_pos_ratio)
-    return safe_div(pos * cast(float, ratio), neg)
-
-
 def _points(
     table: FrameT,
     keys: Sequence[str],
     weighted: bool,
-    deploy_positive_rate: float | None,
-    deploy_neg_pos_ratio: float | None,
+    deploy_positive_rate: Rate | None,
+    deploy_neg_pos_ratio: Rate | None,
     extra: Sequence[pl.Expr] = (),
     test_ratio: TestRatio = "pooled",
 ) -> FrameT:
@@ -826,29 +816,27 @@ def _points(
     with each group's own — as :func:`~polars_fairmetrics.deployment.deployment_counts`."""
     _check_test_ratio(test_ratio)
     tp, fp, pos, neg = _base(weighted)
-    test_pos, test_neg = pos, neg
-    if test_ratio == "pooled" and keys:
-        # every row of a group carries the group's P and N: sum one row per group
-        parts = [k for k in keys if k in PARTITION_COLUMNS]
-        first = pl.int_range(pl.len()).over(list(keys)) == 0
 
-        def pooled(total: pl.Expr) -> pl.Expr:
-            whole = total.filter(first).sum()
-            return whole.over(parts) if parts else whole
+    def columns(fp: pl.Expr, neg: pl.Expr) -> list[Any]:
+        return [
+            *keys,
+            "threshold",
+            tp.alias(_TP),
+            fp.alias(_FP),
+            pos.alias(_TOTP),
+            neg.alias(_TOTN),
+            *extra,
+        ]
 
-        test_pos, test_neg = pooled(pos), pooled(neg)
-    f = _deployment_factor(test_pos, test_neg, deploy_positive_rate, deploy_neg_pos_ratio)
-    if f is not None:
-        fp, neg = fp * f, neg * f
-    return table.select(
-        *keys,
-        "threshold",
-        tp.alias(_TP),
-        fp.alias(_FP),
-        pos.alias(_TOTP),
-        neg.alias(_TOTN),
-        *extra,
+    if deploy_positive_rate is None and deploy_neg_pos_ratio is None:
+        return table.select(columns(fp, neg))
+    # the one deployment factor (its checks, per-group mappings, pooled test ratio counting
+    # each group once over the thresholds) of polars_fairmetrics.deployment
+    lazy, _, _, _ = _with_factor(
+        table, deploy_positive_rate, deploy_neg_pos_ratio, None, weighted, test_ratio
     )
+    f = pl.col(_FACTOR)
+    return _same_kind(lazy.select(columns(fp * f, neg * f)), table)
 
 
 def _drop_weightless(points: FrameT, keys: list[str]) -> FrameT:
@@ -971,8 +959,8 @@ def pr_curve(
     exact_method: Literal["aggregate", "sort"] = "aggregate",
     weighted: bool | None = None,
     anchor: bool = True,
-    deploy_positive_rate: float | None = None,
-    deploy_neg_pos_ratio: float | None = None,
+    deploy_positive_rate: Rate | None = None,
+    deploy_neg_pos_ratio: Rate | None = None,
     test_ratio: TestRatio = "pooled",
 ) -> FrameT:
     r"""Precision–recall curve per group, optionally corrected to a deployment class ratio.
@@ -1000,7 +988,9 @@ def pr_curve(
         Add scikit-learn's end point (recall 0, precision 1) with ``threshold = +inf``.
     deploy_positive_rate, deploy_neg_pos_ratio
         The deployment class balance: positive share :math:`\pi` (ratio :math:`(1-\pi)/\pi`) or
-        the negative/positive ratio. At most one.
+        the negative/positive ratio. At most one. A mapping ``{group: value}`` gives each group
+        its own (with ``test_ratio="per_group"``; keys typed like the group column), as in
+        :func:`~polars_fairmetrics.deployment.deployment_counts`.
     test_ratio
         Which test class ratio the deployment ratio is compared with: ``"pooled"`` (default;
         all groups together, one factor for every group, the groups' base-rate differences
@@ -1338,8 +1328,8 @@ def _summaries_of(
     names: list[str],
     aupr_mode: AuprMode,
     use_w: bool,
-    deploy_positive_rate: float | None,
-    deploy_neg_pos_ratio: float | None,
+    deploy_positive_rate: Rate | None,
+    deploy_neg_pos_ratio: Rate | None,
     fixed_grid_points: int,
     presorted: bool,
     test_ratio: TestRatio = "pooled",
@@ -1422,8 +1412,8 @@ def curve_summaries(
     summaries: str | Sequence[str] | None = None,
     aupr_mode: AuprMode = "trapezoid",
     weighted: bool | None = None,
-    deploy_positive_rate: float | None = None,
-    deploy_neg_pos_ratio: float | None = None,
+    deploy_positive_rate: Rate | None = None,
+    deploy_neg_pos_ratio: Rate | None = None,
     test_ratio: TestRatio = "pooled",
     fixed_grid_points: int = FIXED_GRID_POINTS,
     wide: bool = False,

@@ -36,7 +36,7 @@ from typing import Any, Literal
 import polars as pl
 
 from polars_fairmetrics._typing import ColumnNames, FrameT, Label
-from polars_fairmetrics._validate import as_list, as_real, check_reserved, schema_of
+from polars_fairmetrics._validate import as_list, as_real, schema_of
 from polars_fairmetrics.counts import (
     COUNT_COLUMNS,
     WEIGHTED_COUNT_COLUMNS,
@@ -193,7 +193,10 @@ def _with_factor(
     _check_test_ratio(test_ratio)
     columns = list(schema_of(counts).names())
     keys, partitions = _structure(columns, by)
-    check_reserved(keys, [_FACTOR])  # the factor's own column
+    if _FACTOR in keys:  # the factor's own column
+        raise InvalidOptionError(
+            f"group column {_FACTOR!r} collides with an output column name; rename it first"
+        )
     use_w = _use_weighted(columns, weighted)
     ratio = _deploy_ratio(deploy_positive_rate, deploy_neg_pos_ratio)
     c = Counts.from_columns(weighted=use_w)

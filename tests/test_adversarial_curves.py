@@ -533,3 +533,36 @@ def test_weight_column_never_replaces_its_inputs() -> None:
     )
     with pytest.raises(InvalidOptionError, match=r"group column 'deploy_factor' collides"):
         pfm.deployment_factors(table, deploy_positive_rate=0.2)
+
+
+def test_deployment_corrected_curves_use_the_one_factor() -> None:
+    """The curves had their own copy of the deployment factor: a group without test negatives
+    under test_ratio='per_group' got null precisions and an average precision of 0.0 (a sum
+    of nulls), where deployment_metrics refuses the undefined test ratio; and a per-group
+    mapping of rates raised Python's "cannot create expression literal for value of type
+    dict". Both now go through polars_fairmetrics.deployment."""
+    one_class = pl.DataFrame(
+        {"g": ["a", "a", "b", "b"], "y": [1, 0, 1, 1], "s": [0.9, 0.2, 0.4, 0.7]}
+    )
+    opts: dict[str, Any] = dict(
+        y_true="y", y_score="s", by="g", deploy_positive_rate=0.2, test_ratio="per_group"
+    )
+    for call in (pfm.pr_curve, pfm.curve_summaries):
+        with pytest.raises(EmptyGroupError, match=r"no negatives in the group 'b'"):
+            call(one_class, **opts)
+    df = pl.DataFrame({"g": ["a", "a", "b", "b"], "y": [1, 0, 1, 0], "s": [0.9, 0.2, 0.4, 0.7]})
+    rates = {"a": 0.1, "b": 0.2}
+    mapped = {**opts, "deploy_positive_rate": rates}
+    for out in (
+        pfm.pr_curve(df, **mapped),
+        pfm.pr_curve(df.lazy(), **mapped).collect(engine="streaming"),
+    ):
+        # each group has N/P = 1: factor (1 - r) / r; precision TP / (TP + factor FP)
+        for g, t, precision in out.select("g", "threshold", "precision").iter_rows():
+            if t == float("inf"):
+                continue
+            mine = [(y, s) for gg, y, s in df.iter_rows() if gg == g and s >= t]
+            tp = sum(y for y, _ in mine)
+            fp = len(mine) - tp
+            factor = (1 - rates[g]) / rates[g]
+            assert precision == pytest.approx(tp / (tp + factor * fp), rel=1e-12)

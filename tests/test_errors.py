@@ -1653,6 +1653,25 @@ CATALOG: list[Entry] = [
         requires="curves",
     ),
     Entry(
+        "pr_curve_per_group_without_negatives",
+        "a deployment-corrected PR curve with `test_ratio='per_group'` where a group has no "
+        "negatives",
+        "error naming the group, as `deployment_counts` (the curve gave null precisions and an "
+        "average precision of 0.0)",
+        base(y=[1, 0, 1, 1, 1]),
+        lambda d: _mod("curves").pr_curve(
+            d,
+            y_true="y",
+            y_score="s",
+            by="g",
+            deploy_positive_rate=0.2,
+            test_ratio="per_group",
+        ),
+        EmptyGroupError,
+        r"no negatives in the group 'b' of column\(s\) \['g'\]",
+        requires="curves",
+    ),
+    Entry(
         "curve_bins_not_an_integer",
         "a single number that is not a positive integer as `bins=` (2.5)",
         "error naming the value (it was read as a grid of the one threshold 2.5); NumPy "
