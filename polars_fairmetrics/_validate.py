@@ -26,6 +26,7 @@ from polars_fairmetrics.exceptions import (
     MSG_MISSING_COLUMN,
     MSG_NEGATIVE_WEIGHT,
     MSG_NONFINITE_WEIGHT,
+    MSG_SCORE_INFINITE,
     MSG_SCORE_NAN,
     MSG_SCORE_RANGE,
     MSG_THIRD_LABEL,
@@ -318,10 +319,9 @@ def threshold_grid(bins: int | Sequence[float], bounds: tuple[float, float] | No
     >>> threshold_grid([0.5, 0.2], None)
     [0.2, 0.5]
     """
-    if isinstance(bins, bool) or not isinstance(bins, int):
-        return validate_thresholds(bins, bounds)
-    if bins < 1:
-        raise InvalidOptionError(f"bins={bins!r} must be a positive integer")
+    n_bins = bin_count(bins)
+    if n_bins is None:
+        return validate_thresholds(cast(Sequence[float], bins), bounds)
     if bounds is None:
         raise InvalidOptionError(
             "mode='grid' with an integer bins= needs score_bounds=(low, high); or pass the "
@@ -332,7 +332,30 @@ def threshold_grid(bins: int | Sequence[float], bounds: tuple[float, float] | No
     low, high = (Fraction(repr(float(b))) for b in bounds)
     if not low < high:
         raise InvalidOptionError(f"score_bounds={bounds!r} must be (low, high) with low < high")
-    return [float(low + i * (high - low) / bins) for i in range(bins + 1)]
+    return [float(low + i * (high - low) / n_bins) for i in range(n_bins + 1)]
+
+
+def bin_count(bins: object) -> int | None:
+    """``bins=`` as a number of bins (a positive integer, NumPy's included), or ``None`` for a
+    list of thresholds. A single number that is not a positive integer (``2.5``, ``0``,
+    ``True``) is an :class:`InvalidOptionError`: it is neither a count nor a list, and read
+    as one threshold it would give a grid of one point.
+
+    Examples
+    --------
+    >>> bin_count(10), bin_count([0.2, 0.5])
+    (10, None)
+    """
+    n_bins = as_integer(bins)
+    if n_bins is not None:
+        if n_bins < 1:
+            raise InvalidOptionError(f"bins={bins!r} must be a positive integer")
+        return n_bins
+    if isinstance(bins, numbers.Number | str) or type(bins).__name__ == "bool_":
+        raise InvalidOptionError(
+            f"bins={bins!r} must be a positive integer (the number of bins) or a list of thresholds"
+        )
+    return None
 
 
 def threshold_index(
@@ -463,10 +486,11 @@ def check_score_summary(
     for v in (s_min, s_max):
         if v is None:
             continue
-        if not math.isfinite(v) or (bounds is not None and not bounds[0] <= v <= bounds[1]):
-            low, high = bounds if bounds is not None else (-math.inf, math.inf)
+        if not math.isfinite(v):  # not "outside [-inf, inf]": no bound would admit it
+            raise InvalidScoreError(MSG_SCORE_INFINITE.format(column=column, value=v))
+        if bounds is not None and not bounds[0] <= v <= bounds[1]:
             raise InvalidScoreError(
-                MSG_SCORE_RANGE.format(column=column, value=v, low=low, high=high)
+                MSG_SCORE_RANGE.format(column=column, value=v, low=bounds[0], high=bounds[1])
             )
 
 

@@ -44,7 +44,9 @@ import polars as pl
 
 from polars_fairmetrics._typing import ColumnNames, FrameT, IntoExpr, Label
 from polars_fairmetrics._validate import (
+    as_integer,
     as_list,
+    bin_count,
     check_reserved,
     check_score_summary,
     check_weight_summary,
@@ -61,7 +63,14 @@ from polars_fairmetrics.counts import (
     WEIGHTED_COUNT_COLUMNS,
     is_weighted,
 )
-from polars_fairmetrics.deployment import TestRatio, _check_test_ratio, _deploy_ratio
+from polars_fairmetrics.deployment import (
+    _FACTOR,
+    Rate,
+    TestRatio,
+    _check_test_ratio,
+    _same_kind,
+    _with_factor,
+)
 from polars_fairmetrics.disparity import (
     _HAS_REF,
     Layout,
@@ -72,7 +81,7 @@ from polars_fairmetrics.disparity import (
     reference_label,
     reference_mask,
 )
-from polars_fairmetrics.exceptions import MSG_SCORE_NAN, InvalidOptionError
+from polars_fairmetrics.exceptions import MSG_SCORE_NAN, InvalidOptionError, InvalidScoreError
 from polars_fairmetrics.figures import plot_curves  # the figure of these tables
 from polars_fairmetrics.inputs import accepts_tables
 from polars_fairmetrics.metrics import (
@@ -88,7 +97,8 @@ from polars_fairmetrics.metrics import (
     safe_div,
     true_positive_rate,
 )
-from polars_fairmetrics.results import PARTITION_COLUMNS, finish, to_wide
+from polars_fairmetrics.results import finish, to_wide
+from polars_fairmetrics.weights import _show
 
 __all__ = [
     "AUPR_MODES",
@@ -269,8 +279,10 @@ def curve_counts(
             {_IDX: [float(i + 1) for i in range(len(grid))], "threshold": grid}
         )
     else:
-        if not isinstance(bins, int) or isinstance(bins, bool) or bins < 1:
+        n_bins = bin_count(bins)
+        if n_bins is None:
             raise InvalidOptionError(f"mode='quantile' needs an integer bins >= 1, got {bins!r}")
+        bins = n_bins
         levels = [j / bins for j in range(bins + 1)]
         qnames = [f"_pfm_q{j}" for j in range(bins + 1)]
         finite = s.filter(s.is_not_nan())
@@ -788,29 +800,12 @@ def _base(weighted: bool) -> tuple[pl.Expr, pl.Expr, pl.Expr, pl.Expr]:
     return tp, fp, pos, neg
 
 
-def _deployment_factor(
-    pos: pl.Expr,
-    neg: pl.Expr,
-    deploy_positive_rate: float | None,
-    deploy_neg_pos_ratio: float | None,
-) -> pl.Expr | None:
-    r"""f = (neg_deploy / pos_deploy) / (neg_test / pos_test), from the given test classes.
-
-    The deployment ratio is validated and computed by :mod:`polars_fairmetrics.deployment`;
-    the test classes are pooled or per group (see :func:`_points`).
-    """
-    if deploy_positive_rate is None and deploy_neg_pos_ratio is None:
-        return None
-    ratio = _deploy_ratio(deploy_positive_rate, deploy_neg_pos_ratio)
-    return safe_div(pos * cast(float, ratio), neg)
-
-
 def _points(
     table: FrameT,
     keys: Sequence[str],
     weighted: bool,
-    deploy_positive_rate: float | None,
-    deploy_neg_pos_ratio: float | None,
+    deploy_positive_rate: Rate | None,
+    deploy_neg_pos_ratio: Rate | None,
     extra: Sequence[pl.Expr] = (),
     test_ratio: TestRatio = "pooled",
 ) -> FrameT:
@@ -821,29 +816,27 @@ def _points(
     with each group's own — as :func:`~polars_fairmetrics.deployment.deployment_counts`."""
     _check_test_ratio(test_ratio)
     tp, fp, pos, neg = _base(weighted)
-    test_pos, test_neg = pos, neg
-    if test_ratio == "pooled" and keys:
-        # every row of a group carries the group's P and N: sum one row per group
-        parts = [k for k in keys if k in PARTITION_COLUMNS]
-        first = pl.int_range(pl.len()).over(list(keys)) == 0
 
-        def pooled(total: pl.Expr) -> pl.Expr:
-            whole = total.filter(first).sum()
-            return whole.over(parts) if parts else whole
+    def columns(fp: pl.Expr, neg: pl.Expr) -> list[Any]:
+        return [
+            *keys,
+            "threshold",
+            tp.alias(_TP),
+            fp.alias(_FP),
+            pos.alias(_TOTP),
+            neg.alias(_TOTN),
+            *extra,
+        ]
 
-        test_pos, test_neg = pooled(pos), pooled(neg)
-    f = _deployment_factor(test_pos, test_neg, deploy_positive_rate, deploy_neg_pos_ratio)
-    if f is not None:
-        fp, neg = fp * f, neg * f
-    return table.select(
-        *keys,
-        "threshold",
-        tp.alias(_TP),
-        fp.alias(_FP),
-        pos.alias(_TOTP),
-        neg.alias(_TOTN),
-        *extra,
+    if deploy_positive_rate is None and deploy_neg_pos_ratio is None:
+        return table.select(columns(fp, neg))
+    # the one deployment factor (its checks, per-group mappings, pooled test ratio counting
+    # each group once over the thresholds) of polars_fairmetrics.deployment
+    lazy, _, _, _ = _with_factor(
+        table, deploy_positive_rate, deploy_neg_pos_ratio, None, weighted, test_ratio
     )
+    f = pl.col(_FACTOR)
+    return _same_kind(lazy.select(columns(fp * f, neg * f)), table)
 
 
 def _drop_weightless(points: FrameT, keys: list[str]) -> FrameT:
@@ -925,6 +918,7 @@ def roc_curve(
         score_bounds=score_bounds,
         exact_method=exact_method,
     )
+    check_reserved(keys, ["fpr", "tpr"])  # the curve's own columns
     use_w = _use_weighted(list(schema_of(table).names()), weighted)
     pts = _points(table, keys, use_w, None, None).filter(pl.col("threshold").is_not_null())
     if use_w:
@@ -965,8 +959,8 @@ def pr_curve(
     exact_method: Literal["aggregate", "sort"] = "aggregate",
     weighted: bool | None = None,
     anchor: bool = True,
-    deploy_positive_rate: float | None = None,
-    deploy_neg_pos_ratio: float | None = None,
+    deploy_positive_rate: Rate | None = None,
+    deploy_neg_pos_ratio: Rate | None = None,
     test_ratio: TestRatio = "pooled",
 ) -> FrameT:
     r"""Precision–recall curve per group, optionally corrected to a deployment class ratio.
@@ -994,7 +988,9 @@ def pr_curve(
         Add scikit-learn's end point (recall 0, precision 1) with ``threshold = +inf``.
     deploy_positive_rate, deploy_neg_pos_ratio
         The deployment class balance: positive share :math:`\pi` (ratio :math:`(1-\pi)/\pi`) or
-        the negative/positive ratio. At most one.
+        the negative/positive ratio. At most one. A mapping ``{group: value}`` gives each group
+        its own (with ``test_ratio="per_group"``; keys typed like the group column), as in
+        :func:`~polars_fairmetrics.deployment.deployment_counts`.
     test_ratio
         Which test class ratio the deployment ratio is compared with: ``"pooled"`` (default;
         all groups together, one factor for every group, the groups' base-rate differences
@@ -1036,6 +1032,7 @@ def pr_curve(
         score_bounds=score_bounds,
         exact_method=exact_method,
     )
+    check_reserved(keys, ["precision", "recall"])  # the curve's own columns
     use_w = _use_weighted(list(schema_of(table).names()), weighted)
     pts = _points(
         table, keys, use_w, deploy_positive_rate, deploy_neg_pos_ratio, test_ratio=test_ratio
@@ -1196,11 +1193,25 @@ def _fixed_grid_points(points: pl.LazyFrame, keys: list[str], n_points: int) -> 
     grid_idx = pl.LazyFrame({_IDX: list(range(n_points))}, schema={_IDX: pl.Int64})
     tops = pts.group_by(_GID, *keys).agg(
         pl.col("threshold").max().alias("_pfm_top"),
+        pl.col("threshold").min().alias("_pfm_low"),
         pl.col(_TOTP).first(),
         pl.col(_TOTN).first(),
     )
 
     def linspace(frame: pl.DataFrame) -> pl.DataFrame:
+        below = frame.filter(pl.col("_pfm_low") < 0)
+        if below.height:
+            # the grid runs from the max score down to 0 (scores in [0, 1], t in (1, 0]): a
+            # score below 0 is never counted, and a max below 0 turns the grid upwards
+            # (a negative area); refuse rather than give a number the notebook never meant
+            low, group = below["_pfm_low"][0], below.select(keys).row(0) if keys else None
+            where = f" in the group {_show(group)!r} of column(s) {keys}" if keys else ""
+            raise InvalidScoreError(
+                f"aupr_mode='fixed_grid' needs scores >= 0 (its grid runs from the group's max "
+                f"score down to 0); a score is {low!r}{where}: use aupr_mode='trapezoid' or "
+                "'unanchored' for scores on another scale"
+            )
+        frame = frame.drop("_pfm_low")
         # numpy's own arithmetic (Polars would fuse i * step + top into one rounded FMA)
         top = frame["_pfm_top"].to_numpy().astype(np.float64)
         i = frame[_IDX].to_numpy().astype(np.float64)
@@ -1210,7 +1221,8 @@ def _fixed_grid_points(points: pl.LazyFrame, keys: list[str], n_points: int) -> 
         return frame.with_columns(pl.Series("_pfm_t", t, dtype=pl.Float64))
 
     cross = tops.join(grid_idx, how="cross")
-    grid = cross.map_batches(linspace, schema={**cross.collect_schema(), "_pfm_t": pl.Float64})
+    schema = {k: v for k, v in cross.collect_schema().items() if k != "_pfm_low"}
+    grid = cross.map_batches(linspace, schema={**schema, "_pfm_t": pl.Float64})
     right = pts.select(_GID, "threshold", _TP, _FP).sort("threshold")
     joined = (
         grid.sort("_pfm_t")
@@ -1270,9 +1282,10 @@ def _check_summaries(
             raise InvalidOptionError(f"unknown summary {nm!r}; expected some of {SUMMARIES}")
     if not names:
         raise InvalidOptionError(f"summaries= is empty; expected some of {SUMMARIES}")
-    if isinstance(fixed_grid_points, bool) or not isinstance(fixed_grid_points, int):
+    points = as_integer(fixed_grid_points)
+    if points is None:
         raise InvalidOptionError(f"fixed_grid_points={fixed_grid_points!r} must be an integer")
-    if fixed_grid_points < 2:
+    if points < 2:
         raise InvalidOptionError(f"fixed_grid_points={fixed_grid_points!r} must be >= 2")
     return [n for n in SUMMARIES if n in names]
 
@@ -1315,8 +1328,8 @@ def _summaries_of(
     names: list[str],
     aupr_mode: AuprMode,
     use_w: bool,
-    deploy_positive_rate: float | None,
-    deploy_neg_pos_ratio: float | None,
+    deploy_positive_rate: Rate | None,
+    deploy_neg_pos_ratio: Rate | None,
     fixed_grid_points: int,
     presorted: bool,
     test_ratio: TestRatio = "pooled",
@@ -1399,8 +1412,8 @@ def curve_summaries(
     summaries: str | Sequence[str] | None = None,
     aupr_mode: AuprMode = "trapezoid",
     weighted: bool | None = None,
-    deploy_positive_rate: float | None = None,
-    deploy_neg_pos_ratio: float | None = None,
+    deploy_positive_rate: Rate | None = None,
+    deploy_neg_pos_ratio: Rate | None = None,
     test_ratio: TestRatio = "pooled",
     fixed_grid_points: int = FIXED_GRID_POINTS,
     wide: bool = False,

@@ -36,7 +36,7 @@ from typing import Any, Literal
 import polars as pl
 
 from polars_fairmetrics._typing import ColumnNames, FrameT, Label
-from polars_fairmetrics._validate import as_list, schema_of
+from polars_fairmetrics._validate import as_list, as_real, schema_of
 from polars_fairmetrics.counts import (
     COUNT_COLUMNS,
     WEIGHTED_COUNT_COLUMNS,
@@ -54,7 +54,13 @@ from polars_fairmetrics.metrics import (
     metrics_from_counts,
 )
 from polars_fairmetrics.results import partitions_of
-from polars_fairmetrics.weights import _lookup, _show, finish_counts
+from polars_fairmetrics.weights import (
+    _lookup,
+    _once_per_sweep,
+    _show,
+    finish_counts,
+    typed_levels,
+)
 
 __all__ = [
     "DEPLOYMENT_METRICS",
@@ -99,18 +105,19 @@ _PRECISION = "_pfm_precision"
 
 def _deploy_ratio_value(value: Any, what: str) -> float:
     """neg/pos in deployment from a positive rate or a ratio, validated."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+    real = as_real(value)
+    if real is None or not math.isfinite(real):
         raise InvalidOptionError(f"{what}={value!r} is not a finite number")
     if what == "deploy_positive_rate":
-        if not 0.0 < value < 1.0:
+        if not 0.0 < real < 1.0:
             raise InvalidOptionError(
                 f"deploy_positive_rate={value!r} must be strictly between 0 and 1: with no "
                 "positives (or no negatives) in deployment the class ratio is undefined"
             )
-        return (1.0 - value) / value
-    if value <= 0:
+        return (1.0 - real) / real
+    if real <= 0:
         raise InvalidOptionError(f"deploy_neg_pos_ratio={value!r} must be positive")
-    return float(value)
+    return real
 
 
 def _deploy_ratio(
@@ -186,15 +193,27 @@ def _with_factor(
     _check_test_ratio(test_ratio)
     columns = list(schema_of(counts).names())
     keys, partitions = _structure(columns, by)
+    if _FACTOR in keys:  # the factor's own column
+        raise InvalidOptionError(
+            f"group column {_FACTOR!r} collides with an output column name; rename it first"
+        )
     use_w = _use_weighted(columns, weighted)
     ratio = _deploy_ratio(deploy_positive_rate, deploy_neg_pos_ratio)
     c = Counts.from_columns(weighted=use_w)
     pos, neg = c.positives.cast(pl.Float64), c.negatives.cast(pl.Float64)
     if isinstance(ratio, float) and test_ratio == "pooled":
         # one deployment ratio for the population: the test ratio of the whole table (within
-        # each partition), one factor for every group (negatives subsampled alike in all groups)
-        pos_t = pos.sum().over(partitions) if partitions else pos.sum()
-        neg_t = neg.sum().over(partitions) if partitions else neg.sum()
+        # each partition), one factor for every group (negatives subsampled alike in all groups).
+        # A group's class totals repeat at every threshold of a sweep, and the groups of an
+        # exact curve table do not share thresholds: sum each group's totals once, over the
+        # partitions other than the threshold (not per threshold, which pools whichever groups
+        # happen to have a row there)
+        once: list[str] = [p for p in partitions if p != "threshold"]
+        first = _once_per_sweep(columns)
+        pos_t = pl.when(first).then(pos).otherwise(0.0).sum()
+        neg_t = pl.when(first).then(neg).otherwise(0.0).sum()
+        if once:
+            pos_t, neg_t = pos_t.over(once), neg_t.over(once)
         ratio_d: pl.Expr = pl.lit(ratio, dtype=pl.Float64)
     elif isinstance(ratio, float):
         # one deployment ratio, each group against its own test ratio
@@ -209,6 +228,7 @@ def _with_factor(
                     f"deployment mapping key {_show(level)!r} does not match the keys {keys}"
                 )
         pos_t, neg_t = pos, neg
+        ratio = typed_levels(ratio, keys, schema_of(counts), "deployment mapping")
         ratio_d = _lookup([pl.col(k) for k in keys], ratio)
     lazy = _with_n(counts.lazy(), columns).with_columns(
         pos_t.alias(_POS), neg_t.alias(_NEG), ratio_d.alias(_RATIO)
@@ -502,7 +522,7 @@ def threshold_for_precision(
     metrics: str | Sequence[str] | None = ("positive_predictive_value", "true_positive_rate"),
     y_true: str | None = None,
     y_score: str | None = None,
-    threshold: Sequence[float] | None = None,
+    threshold: float | Sequence[float] | None = None,
     weight: str | None = None,
     pos_label: Label | None = None,
     neg_label: Label | None = None,
@@ -530,7 +550,7 @@ def threshold_for_precision(
         precision and recall).
     y_true, y_score, threshold, weight, pos_label, neg_label
         Rows only: counted with :func:`~polars_fairmetrics.confusion_counts`;
-        ``threshold`` is the grid (default: 0, 0.01, …, 1).
+        ``threshold`` is the grid (default: 0, 0.01, …, 1; one number is a grid of one).
     wide
         One row per group, one column per metric (``docs/results.md``).
 
@@ -551,17 +571,21 @@ def threshold_for_precision(
     >>> out.select("threshold", "metric", "value").rows()
     [(0.6, 'positive_predictive_value', 0.75), (0.6, 'true_positive_rate', 1.0)]
     """
-    if (
-        isinstance(min_precision, bool)
-        or not isinstance(min_precision, (int, float))
-        or not 0.0 <= min_precision <= 1.0
-    ):
+    wanted = as_real(min_precision)
+    if wanted is None or not 0.0 <= wanted <= 1.0:
         raise InvalidOptionError(f"min_precision={min_precision!r} must be a number in [0, 1]")
+    min_precision = wanted
     names = _metric_names(metrics)
     if y_true is not None:
         if y_score is None:
             raise InvalidOptionError("threshold_for_precision needs y_score= with rows")
-        grid = list(threshold) if threshold is not None else [i / 100 for i in range(101)]
+        grid: Any = [i / 100 for i in range(101)] if threshold is None else threshold
+        if as_real(grid) is not None:
+            grid = [grid]  # one threshold: a sweep of one (not iterated as a sequence)
+        elif isinstance(grid, str | bytes):
+            raise InvalidOptionError(
+                f"threshold={threshold!r} must be a list of numbers (the thresholds to try)"
+            )
         counts = confusion_counts(
             data,
             y_true=y_true,

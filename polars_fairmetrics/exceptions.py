@@ -44,6 +44,7 @@ MSG_SCORE_RANGE = (
     "score_bounds=None if the scores are not probabilities"
 )
 MSG_SCORE_NAN = "column {column!r} (y_score) has a NaN score"
+MSG_SCORE_INFINITE = "column {column!r} (y_score) has a score {value!r}: scores must be finite"
 MSG_THRESHOLD = "threshold {value!r} is {problem}"
 MSG_REFERENCE = "reference group {value!r} not found in {column}; groups present: {available}"
 

@@ -21,12 +21,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from fractions import Fraction
 
 import numpy as np
 import polars as pl
 
 from polars_fairmetrics._typing import FrameT, Label
+from polars_fairmetrics._validate import as_integer, as_real
 from polars_fairmetrics.exceptions import (
     ColumnNotFoundError,
     FairMetricsError,
@@ -62,32 +62,23 @@ class StratumSizes:
         }
 
 
-def _as_int(x: object) -> int | None:
-    """``x`` as an int when it is a Python or numpy integer (not a bool), else None."""
-    if isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, np.integer)):
-        return None
-    return int(x)
-
-
 def _check_count(value: object) -> int:
-    n = _as_int(value)
+    n = as_integer(value)
     if n is None or n < 1:
         raise InvalidOptionError(f"n must be a positive integer, got {value!r}")
     return n
 
 
 def _check_ratio(name: str, r: object) -> float:
-    number = isinstance(r, (int, float, Fraction, np.integer, np.floating)) and not isinstance(
-        r, (bool, np.bool_)
-    )
-    x = float(r) if number else math.nan  # type: ignore[arg-type]
+    real = as_real(r)
+    x = math.nan if real is None else real
     if not (math.isfinite(x) and 0.0 <= x <= 1.0):
         raise InvalidOptionError(f"{name} must be a number in [0, 1], got {r!r}")
     return x
 
 
 def _check_seed(value: object) -> int:
-    seed = _as_int(value)
+    seed = as_integer(value)
     if seed is None or seed < 0:
         raise InvalidOptionError(
             f"seed must be a non-negative integer (the seed of numpy's default_rng), got {value!r}"

@@ -31,6 +31,7 @@ from typing import Literal
 import polars as pl
 
 from polars_fairmetrics._typing import ColumnNames, FrameT, Label
+from polars_fairmetrics._validate import as_integer, as_real
 from polars_fairmetrics.counts import COUNT_COLUMNS
 from polars_fairmetrics.disparity import (
     Reference,
@@ -158,10 +159,13 @@ def disparity_tests(
     """
     if correction not in ("holm", "bh", "none"):
         raise InvalidOptionError(f"correction must be 'holm', 'bh' or 'none', got {correction!r}")
-    if not isinstance(alpha, (int, float)) or not 0.0 < float(alpha) < 1.0:
+    level = as_real(alpha)
+    if level is None or not 0.0 < level < 1.0:
         raise InvalidOptionError(f"alpha must be strictly between 0 and 1, got {alpha!r}")
-    if isinstance(min_support, bool) or not isinstance(min_support, int) or min_support < 0:
+    support = as_integer(min_support)
+    if support is None or support < 0:
         raise InvalidOptionError(f"min_support must be a non-negative integer, got {min_support!r}")
+    alpha, min_support = level, support
     counts, layout = _count_table(
         data,
         y_true=y_true,

@@ -55,7 +55,14 @@ from typing import Any, Literal, TypeAlias, cast
 import polars as pl
 
 from polars_fairmetrics._typing import ColumnNames, FrameT, Label
-from polars_fairmetrics._validate import as_list, require_columns, require_numeric, schema_of
+from polars_fairmetrics._validate import (
+    as_integer,
+    as_list,
+    as_real,
+    require_columns,
+    require_numeric,
+    schema_of,
+)
 from polars_fairmetrics.counts import (
     COUNT_COLUMNS,
     NULL_COLUMNS,
@@ -64,6 +71,7 @@ from polars_fairmetrics.counts import (
     count_rows_or_table,
     is_weighted,
 )
+from polars_fairmetrics.disparity import _key_literal
 from polars_fairmetrics.exceptions import (
     MSG_NEGATIVE_WEIGHT,
     MSG_NONFINITE_WEIGHT,
@@ -72,6 +80,7 @@ from polars_fairmetrics.exceptions import (
     InvalidLabelError,
     InvalidOptionError,
     InvalidWeightError,
+    ReferenceGroupError,
 )
 from polars_fairmetrics.inputs import accepts_tables
 from polars_fairmetrics.metrics import (
@@ -179,8 +188,10 @@ def _check_mix(mix: Mix, n_keys: int, what: str, *, positive: bool) -> dict[_Lev
         level = _as_level(key, n_keys, what)
         if level in out:
             raise InvalidOptionError(f"{what} names {key!r} twice")
-        if isinstance(p, bool) or not isinstance(p, (int, float)) or not math.isfinite(p):
+        real = as_real(p)
+        if real is None or not math.isfinite(real):
             raise InvalidOptionError(f"{what} gives {key!r} the probability {p!r}: not a number")
+        p = real
         if p < 0 or (positive and p == 0):
             bound = "positive" if positive else "non-negative"
             raise InvalidOptionError(
@@ -192,6 +203,56 @@ def _check_mix(mix: Mix, n_keys: int, what: str, *, positive: bool) -> dict[_Lev
         raise InvalidOptionError(
             f"{what} probabilities sum to {total!r}, not 1 (tolerance {MIX_TOLERANCE})"
         )
+    return out
+
+
+def typed_levels(
+    mix: Mapping[_Level, float],
+    names: Sequence[str],
+    schema: Mapping[str, Any],
+    what: str,
+    *,
+    absent_error: bool = False,
+) -> dict[_Level, float]:
+    """The levels of a mapping as values of the group columns' dtypes (keys are typed).
+
+    A key of another kind than its column (``"1"`` for an integer column, ``1`` for a text
+    column) is an :class:`InvalidOptionError` naming the column, its dtype and the key: never
+    cast onto a group (``"1"`` matched to 1) nor left to a raw Polars comparison error. A key
+    that no value of the dtype equals (``1.5`` of an integer column, a text key that is not a
+    category of an Enum column) names no group: it is dropped (it has no rows); with
+    ``absent_error`` such a key with a positive value is the :class:`EmptyGroupError` of a
+    target level without rows. A numeric key is stored as the column's value (``1.0`` of an
+    integer column is the group 1). Used wherever the schema is known (frame functions, count
+    tables, the deployment mapping); the rule of the references of
+    :mod:`polars_fairmetrics.disparity`.
+    """
+    out: dict[_Level, float] = {}
+    for level, value in mix.items():
+        typed: list[Any] = []
+        for column, key in zip(names, level, strict=True):
+            try:
+                literal = _key_literal(column, key, schema[column])
+            except ReferenceGroupError:
+                raise InvalidOptionError(
+                    f"{what} key {_show(level)!r} ({type(key).__name__}) cannot name a group of "
+                    f"column {column!r}, which has dtype {schema[column]}: group keys are typed"
+                ) from None
+            dtype = schema[column]
+            if isinstance(dtype, pl.Enum) and key not in dtype.categories.to_list():
+                literal = None  # not a category: no row can hold it
+            if literal is None:
+                if absent_error and value > 0:
+                    raise EmptyGroupError(
+                        f"{what} mix names {_show(level)!r} of column(s) {list(names)}, which "
+                        "has no rows"
+                    )
+                break
+            typed.append(pl.select(literal).item())
+        else:
+            if tuple(typed) in out:
+                raise InvalidOptionError(f"{what} names the group {_show(level)!r} twice")
+            out[tuple(typed)] = value
     return out
 
 
@@ -492,9 +553,14 @@ def _key_exprs(by: ColumnNames) -> tuple[list[str], list[pl.Expr]]:
 
 
 def _mixes(
-    names: list[str], target: Target, source: Mix | None, missing_groups: MissingGroups
+    names: list[str],
+    target: Target,
+    source: Mix | None,
+    missing_groups: MissingGroups,
+    schema: Mapping[str, Any] | None = None,
 ) -> tuple[dict[_Level, float] | None, dict[_Level, float] | None]:
-    """The validated target (None: uniform) and source (None: estimated) mixes."""
+    """The validated target (None: uniform) and source (None: estimated) mixes, their keys
+    typed as the group columns when the ``schema`` is known (:func:`typed_levels`)."""
     _check_choice(missing_groups, "missing_groups", MISSING_GROUPS)
     tgt = (
         None
@@ -502,6 +568,10 @@ def _mixes(
         else _check_mix(cast(Mix, target), len(names), "target", positive=False)
     )
     src = None if source is None else _check_mix(source, len(names), "source", positive=True)
+    if schema is not None and tgt is not None:
+        tgt = typed_levels(tgt, names, schema, "target", absent_error=True)
+    if schema is not None and src is not None:
+        src = typed_levels(src, names, schema, "source")
     return tgt, src
 
 
@@ -629,18 +699,54 @@ def _biased_share(
             raise InvalidOptionError(
                 "pass biased_share= (|B|/|U|) or both biased_size= (|B|) and population_size= (|U|)"
             )
+        sizes = []
         for n, v in (("biased_size", biased_size), ("population_size", population_size)):
-            if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
-                raise InvalidOptionError(f"{n}={v!r} is not a number")
-        if population_size <= 0:
+            size = as_integer(v)
+            if size is None:  # |B| and |U| count items
+                raise InvalidOptionError(f"{n}={v!r} is not an integer (a number of items)")
+            sizes.append(size)
+        if sizes[1] <= 0:
             raise InvalidOptionError(f"population_size={population_size!r} must be positive")
-        share = biased_size / population_size
+        share = sizes[0] / sizes[1]
         name = f"biased_size/population_size = {biased_size}/{population_size}"
-    if isinstance(share, bool) or not isinstance(share, (int, float)) or not math.isfinite(share):
+    real = as_real(share)
+    if real is None or not math.isfinite(real):
         raise InvalidOptionError(f"{name} = {share!r} is not a number")
-    if not 0.0 < share < 1.0:
+    if not 0.0 < real < 1.0:
         raise InvalidOptionError(f"{name} = {share!r} is outside (0, 1)")
-    return float(share)
+    return real
+
+
+def _size_checks(
+    in_biased_set: str,
+    in_b: pl.Expr,
+    rows: pl.Expr,
+    biased_size: int | None,
+    population_size: int | None,
+) -> list[Check]:
+    r"""With :math:`|B|` and :math:`|U|` given, the scored rows must fit in them:
+    :math:`|\underline B| \le |B|` and :math:`|\underline B^c| \le |U| - |B|` (the scored
+    rows are items of the population). ``rows`` counts the rows (1 per row, or a count table's
+    ``n``); one aggregate each, the offending count or null."""
+    if biased_size is None or population_size is None:
+        return []
+    checks: list[Check] = []
+    for inside, size, which, option in (
+        (in_b, int(biased_size), "B (flag True/1)", "biased_size"),
+        (~in_b, int(population_size) - int(biased_size), "B^c (flag False/0)", "population_size"),
+    ):
+        scored = rows.filter(inside.fill_null(False)).sum()
+
+        def message(value: Any, size: int = size, which: str = which, option: str = option) -> str:
+            return (
+                f"column {in_biased_set!r} (biased-set flag) has {value} rows in {which}, more "
+                f"than the {size} items the sizes give it (biased_size={biased_size}, "
+                f"population_size={population_size}); check {option}= (the scored rows are "
+                "items of the population)"
+            )
+
+        checks.append((pl.when(scored > size).then(scored), message, InvalidOptionError))
+    return checks
 
 
 def _flag_check(in_biased_set: str) -> tuple[pl.Expr, Check]:
@@ -725,7 +831,9 @@ def bias_adjusted_weights(
     Raises
     ------
     InvalidOptionError
-        When built: a share outside (0, 1), conflicting or missing size options.
+        When built: a share outside (0, 1), conflicting or missing size options, a size that
+        is not an integer. When the query runs: sizes that cannot hold the scored rows
+        (:math:`|\underline B| > |B|` or :math:`|\underline B^c| > |U| - |B|`).
     EmptyGroupError
         When the query runs: no row of :math:`B`, or none of :math:`B^c`, in the frame (or in a
         ``by`` group), naming the column.
@@ -752,13 +860,26 @@ def bias_adjusted_weights(
         within=groups,
         missing_message=None if allow_empty else _empty_set_message(in_biased_set, groups),
         names=[in_biased_set],
-        extra_checks=[flag_check, *_weight_checks(weight)],
+        extra_checks=[
+            flag_check,
+            *_weight_checks(weight),
+            *_size_checks(in_biased_set, key, pl.lit(1), biased_size, population_size),
+        ],
     ).alias("bias_adjusted_weight")
 
 
 # ---------------------------------------------------------------------------------------------
 # Frame helpers (schema checked when the query is built)
 # ---------------------------------------------------------------------------------------------
+
+
+def _check_weight_name(name: str, inputs: Sequence[str]) -> None:
+    """The new weight column must not replace a column it is computed from (the group labels
+    would be silently overwritten by their weights)."""
+    if name in inputs:
+        raise InvalidOptionError(
+            f"name={name!r} is a column the weights are computed from; pass another name="
+        )
 
 
 @accepts_tables
@@ -790,10 +911,12 @@ def with_importance_weights(
     if weight is not None:
         require_columns(schema, "weight", [weight])
         require_numeric(schema, weight, "weight")
+    _check_weight_name(name, [*as_list(by), *as_list(within), *([weight] if weight else [])])
+    tgt, src = _mixes(as_list(by), target, source, missing_groups, schema)  # typed keys
     expr = importance_weights(
         by,
-        target=target,
-        source=source,
+        target="uniform" if tgt is None else tgt,
+        source=src,
         weight=weight,
         within=within,
         missing_groups=missing_groups,
@@ -828,6 +951,7 @@ def with_bias_adjusted_weights(
     schema = schema_of(data)
     require_columns(schema, "biased-set flag", [in_biased_set])
     require_columns(schema, "group", as_list(by))
+    _check_weight_name(name, [in_biased_set, *as_list(by), *([weight] if weight else [])])
     if weight is not None:
         require_columns(schema, "weight", [weight])
         require_numeric(schema, weight, "weight")
@@ -895,6 +1019,18 @@ def _reweight_table(
     return lazy
 
 
+def _once_per_sweep(columns: Sequence[str]) -> pl.Expr:
+    """True on one row of each group of a count table: a threshold sweep repeats a group's
+    rows at every threshold (an exact curve table's groups at thresholds of their own), so
+    anything about the rows themselves (mixes, sizes) counts only these. All rows when the
+    table has no ``threshold`` column."""
+    if "threshold" not in columns:
+        return pl.lit(True)
+    same_rows = [k for k in key_columns(list(columns)) if k != "threshold"]
+    first = pl.int_range(pl.len()) == 0
+    return first.over(same_rows) if same_rows else first
+
+
 def _reweight_lazy(
     counts: pl.LazyFrame,
     columns: list[str],
@@ -908,7 +1044,7 @@ def _reweight_lazy(
     missing_message: MissingMessage | None,
     names: list[str],
     missing_groups: MissingGroups = "error",
-    extra_check: Check | None = None,
+    extra_checks: Sequence[Check] = (),
     mass_column: str | None = None,
 ) -> pl.LazyFrame:
     """Weighted counts = counts × Pr_tgt(level) / Pr_src(level), from a count table.
@@ -935,18 +1071,22 @@ def _reweight_lazy(
     rows = Counts.from_columns().n
     valid = pl.all_horizontal([k.is_not_null() for k in level_keys])
     mass = pl.when(valid).then(c.n.cast(pl.Float64)).otherwise(pl.lit(0.0))
-    parts: list[str] = [*partitions, *within]
+    # the mixes are the population's, not a threshold's: a sweep repeats each group's rows at
+    # every threshold (and the groups of an exact curve table do not share thresholds), so the
+    # source mix counts each row of the table once, over the partitions other than the threshold
+    parts: list[str] = [*[p for p in partitions if p != "threshold"], *within]
+    share_mass = pl.when(_once_per_sweep(columns)).then(mass).otherwise(0.0)
 
     def over(expr: pl.Expr, extra: Sequence[pl.Expr] = ()) -> pl.Expr:
         p: list[Any] = [*parts, *extra]
         return expr.over(p) if p else expr
 
     if source is None:
-        src = over(mass.sum(), level_keys) / over(mass.sum())
+        src = over(share_mass.sum(), level_keys) / over(share_mass.sum())
     else:
         src = _lookup(level_keys, source)
     carries = valid & (mass > 0)
-    checks: list[Check] = [] if extra_check is None else [extra_check]
+    checks: list[Check] = list(extra_checks)
     if target is None:
         tgt = pl.lit(1.0) / over(pl.struct(level_keys).filter(carries).n_unique()).cast(pl.Float64)
     else:
@@ -961,7 +1101,7 @@ def _reweight_lazy(
         level: _Level
         for level in [lv for lv, p in target.items() if p > 0]:
             present = _match(level_keys, level) & carries
-            group_cols = [*partitions, *within]
+            group_cols = parts
             if group_cols:
                 first_bad = pl.struct(group_cols).filter(~present.any().over(group_cols)).first()
             else:
@@ -1092,7 +1232,7 @@ def importance_weighted_counts(
     0.3125
     """
     names, level_keys = _key_exprs(by)
-    tgt, src = _mixes(names, target, source, missing_groups)
+    tgt, src = _mixes(names, target, source, missing_groups, schema_of(counts))
 
     def missing(level: _Level, group: Any) -> str:
         where = "" if group is None else f" in {_show(group)!r}"
@@ -1227,7 +1367,7 @@ def importance_weighted_metrics(
         pos_label=pos_label,
         neg_label=neg_label,
     )
-    tgt, src = _mixes(levels, target, source, missing_groups)
+    tgt, src = _mixes(levels, target, source, missing_groups, schema_of(counts))
 
     def missing(level: _Level, group: Any) -> str:
         where = "" if group is None else f" in {_show(group)!r}"
@@ -1311,18 +1451,22 @@ def bias_adjusted_counts(
     """
     share = _biased_share(biased_share, biased_size, population_size)
     groups = as_list(by)
-    key, flag_check = _flag_check(in_biased_set)
+    in_b: pl.Expr
+    in_b, flag_check = _flag_check(in_biased_set)
+    once = _once_per_sweep(schema_of(counts).names())
+    rows: pl.Expr = pl.when(once).then(Counts.from_columns().n).otherwise(0)
+    checks = [flag_check, *_size_checks(in_biased_set, in_b, rows, biased_size, population_size)]
     return _reweight_table(
         counts,
         [in_biased_set],
-        [key],
+        [in_b],
         target={(True,): share, (False,): 1.0 - share},
         source=None,
         within=groups,
         keys=keys,
         missing_message=None if allow_empty else _empty_set_message(in_biased_set, groups),
         names=[in_biased_set],
-        extra_check=flag_check,
+        extra_checks=checks,
     )
 
 

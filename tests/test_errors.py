@@ -754,7 +754,7 @@ CATALOG: list[Entry] = [
         base(s=[0.1, math.inf, 0.3, 0.2, 0.9]),
         lambda d: scores(d, score_bounds=None),
         InvalidScoreError,
-        r"column 's' \(y_score\) has a score inf",
+        r"column 's' \(y_score\) has a score inf: scores must be finite",
     ),
     Entry(
         "reference_group_absent",
@@ -1755,6 +1755,70 @@ CATALOG: list[Entry] = [
         requires="curves",
     ),
     Entry(
+        "curve_group_named_like_curve_column",
+        "a group column named like a curve column (`roc_curve(..., by='fpr')`)",
+        "error naming the column (it was Polars' DuplicateError)",
+        base().rename({"g": "fpr"}),
+        lambda d: _mod("curves").roc_curve(d, y_true="y", y_score="s", by="fpr"),
+        InvalidOptionError,
+        r"group column 'fpr' collides with an output column name",
+        "build",
+        requires="curves",
+    ),
+    Entry(
+        "pr_curve_per_group_without_negatives",
+        "a deployment-corrected PR curve with `test_ratio='per_group'` where a group has no "
+        "negatives",
+        "error naming the group, as `deployment_counts` (the curve gave null precisions and an "
+        "average precision of 0.0)",
+        base(y=[1, 0, 1, 1, 1]),
+        lambda d: _mod("curves").pr_curve(
+            d,
+            y_true="y",
+            y_score="s",
+            by="g",
+            deploy_positive_rate=0.2,
+            test_ratio="per_group",
+        ),
+        EmptyGroupError,
+        r"no negatives in the group 'b' of column\(s\) \['g'\]",
+        requires="curves",
+    ),
+    Entry(
+        "curve_bins_not_an_integer",
+        "a single number that is not a positive integer as `bins=` (2.5)",
+        "error naming the value (it was read as a grid of the one threshold 2.5); NumPy "
+        "integers are numbers of bins",
+        base(),
+        lambda d: _mod("curves").curve_counts(
+            d, y_true="y", y_score="s", by="g", mode="grid", bins=2.5
+        ),
+        InvalidOptionError,
+        r"bins=2.5 must be a positive integer \(the number of bins\) or a list of thresholds",
+        "build",
+        requires="curves",
+    ),
+    Entry(
+        "fixed_grid_negative_scores",
+        "`aupr_mode='fixed_grid'` on scores below 0 (with `score_bounds=None`)",
+        "error naming the score and the group (the notebook's grid runs from the max score down "
+        "to 0: it gave a negative AUPR)",
+        base(s=[-0.5, -0.2, 0.4, 0.7, 0.6]),
+        lambda d: _mod("curves").curve_summaries(
+            d,
+            y_true="y",
+            y_score="s",
+            by="g",
+            score_bounds=None,
+            summaries="aupr",
+            aupr_mode="fixed_grid",
+        ),
+        InvalidScoreError,
+        r"aupr_mode='fixed_grid' needs scores >= 0 .*a score is -0.5 in the group 'a' of "
+        r"column\(s\) \['g'\]",
+        requires="curves",
+    ),
+    Entry(
         "weights_zero_sum_stratum",
         "importance weights (uniform target) where one level's sample weights are all 0",
         "that level's rows get weight 0; the uniform target is "
@@ -1809,6 +1873,44 @@ CATALOG: list[Entry] = [
         requires="weights",
     ),
     Entry(
+        "weights_sizes_smaller_than_scored",
+        "`biased_size=` smaller than the rows of B scored (2 flagged rows, `biased_size=1`)",
+        "error naming the flag column, the rows and the sizes (the scored rows are items of the "
+        "population: |B̲| ≤ |B| and |B̲^c| ≤ |U| − |B|); it used to give weights below 1/row",
+        base(),
+        lambda d: d.with_columns(b=pl.col("g") == "a").with_columns(
+            _mod("weights").bias_adjusted_weights("b", biased_size=1, population_size=100)
+        ),
+        InvalidOptionError,
+        r"column 'b' \(biased-set flag\) has 2 rows in B \(flag True/1\), more than the 1 items",
+        requires="weights",
+    ),
+    Entry(
+        "weights_name_replaces_input",
+        "`with_importance_weights(..., name=...)` naming the group column the weights are "
+        "computed from",
+        "error naming the name (the group labels were silently replaced by their weights)",
+        base(),
+        lambda d: _mod("weights").with_importance_weights(d, "g", name="g"),
+        InvalidOptionError,
+        r"name='g' is a column the weights are computed from",
+        "build",
+        requires="weights",
+    ),
+    Entry(
+        "weights_fractional_size",
+        "a fractional `biased_size=` (20.5)",
+        "error naming the value: sizes count items",
+        base(),
+        lambda d: d.with_columns(b=pl.col("g") == "a").with_columns(
+            _mod("weights").bias_adjusted_weights("b", biased_size=20.5, population_size=100)
+        ),
+        InvalidOptionError,
+        r"biased_size=20.5 is not an integer",
+        "build",
+        requires="weights",
+    ),
+    Entry(
         "weights_unknown_target",
         "an importance-weight target that is neither 'uniform' nor a mapping",
         "error naming the value",
@@ -1857,6 +1959,45 @@ CATALOG: list[Entry] = [
         InvalidOptionError,
         r"column\(s\) \['g'\] hold 1 level\(s\) that the source mix does not list: 'c'",
         requires="weights",
+    ),
+    Entry(
+        "weights_target_key_of_another_type",
+        "an importance-weight target mapping whose keys are text for an integer group column "
+        "(`{'1': 0.5, '2': 0.5}`), through a function that sees the frame",
+        "error naming the key, the column and its dtype (keys are typed: never cast onto a group, "
+        "never a raw Polars comparison error)",
+        base(g=[1, 1, 2, 2, 2]),
+        lambda d: _mod("weights").with_importance_weights(d, "g", target={"1": 0.5, "2": 0.5}),
+        InvalidOptionError,
+        r"target key '1' \(str\) cannot name a group of column 'g', which has dtype Int64",
+        "build",
+        requires="weights",
+    ),
+    Entry(
+        "threshold_for_precision_text_grid",
+        "`threshold_for_precision(threshold='0.5')` (text where the grid is expected)",
+        "error naming the value (it was iterated character by character); one number is a "
+        "grid of one threshold",
+        base(),
+        lambda d: pfm.threshold_for_precision(
+            d, y_true="y", y_score="s", min_precision=0.5, threshold="0.5"
+        ),
+        InvalidOptionError,
+        r"threshold='0.5' must be a list of numbers",
+        "build",
+    ),
+    Entry(
+        "deployment_mapping_key_of_another_type",
+        "a per-group deployment rate mapping whose keys are text for an integer group column",
+        "error naming the key, the column and its dtype (it used to match group 1 silently)",
+        base(g=[1, 1, 2, 2, 2]),
+        lambda d: pfm.deployment_metrics(
+            d, deploy_positive_rate={"1": 0.1, "2": 0.2}, by="g", y_true="y", y_pred="p"
+        ),
+        InvalidOptionError,
+        r"deployment mapping key '1' \(str\) cannot name a group of column 'g', which has "
+        r"dtype Int64",
+        "build",
     ),
     Entry(
         "weights_given_source_denominator",
