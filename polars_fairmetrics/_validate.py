@@ -62,6 +62,28 @@ def as_real(value: object) -> float | None:
     return float(value) if isinstance(value, numbers.Real) else None
 
 
+def chosen_names(names: str | Sequence[str] | None, default: Sequence[str]) -> list[str]:
+    """The names a ``metrics=``-style option chose: ``default`` for ``None``, one name for a
+    string, else the list; an empty list is an error (it would silently mean "all" to some
+    callers and "none" to others).
+
+    Examples
+    --------
+    >>> chosen_names(None, ["a", "b"]), chosen_names("b", ["a", "b"])
+    (['a', 'b'], ['b'])
+    >>> chosen_names([], ["a"])
+    Traceback (most recent call last):
+    ...
+    polars_fairmetrics.exceptions.InvalidOptionError: metrics= is an empty list
+    """
+    if names is None:
+        return list(default)
+    out = [names] if isinstance(names, str) else list(names)
+    if not out:
+        raise InvalidOptionError("metrics= is an empty list")
+    return out
+
+
 def as_list(columns: ColumnNames | None) -> list[str]:
     """Return ``columns`` as a list of names (``None`` gives ``[]``)."""
     if columns is None:

@@ -80,6 +80,7 @@ from polars_fairmetrics._validate import (
     as_list,
     check_reserved,
     check_weight_summary,
+    chosen_names,
     require_columns,
     require_numeric,
     resolve_label_spec,
@@ -398,9 +399,7 @@ def score_cells(
 
 
 def _metric_names(metrics: str | Sequence[str] | None) -> list[str]:
-    names = [metrics] if isinstance(metrics, str) else list(metrics or CALIBRATION_METRICS)
-    if not names:
-        raise InvalidOptionError("metrics= is an empty list")
+    names = chosen_names(metrics, list(CALIBRATION_METRICS))
     out: list[str] = []
     for m in names:
         full = _ALIASES.get(m, m)

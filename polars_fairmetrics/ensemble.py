@@ -70,6 +70,7 @@ from polars_fairmetrics._validate import (
     as_list,
     check_reserved,
     check_weight_summary,
+    chosen_names,
     require_columns,
     require_numeric,
     schema_of,
@@ -661,16 +662,12 @@ def _label_expr(convention: Convention) -> pl.Expr:
 
 
 def _names(metrics: str | Sequence[str] | None) -> list[str]:
-    if metrics is None:
-        return list(ENSEMBLE_METRICS)
-    names = [metrics] if isinstance(metrics, str) else list(metrics)
+    names = chosen_names(metrics, list(ENSEMBLE_METRICS))
     for n in names:
         if n not in ENSEMBLE_METRICS:
             raise InvalidOptionError(
                 f"unknown ensemble metric {n!r}; known: {', '.join(ENSEMBLE_METRICS)}"
             )
-    if not names:
-        raise InvalidOptionError("metrics= is an empty list")
     return list(dict.fromkeys(names))
 
 

@@ -24,7 +24,7 @@ from typing import Any
 import polars as pl
 
 from polars_fairmetrics._typing import FrameT, IntoExpr, Label
-from polars_fairmetrics._validate import as_list, schema_of
+from polars_fairmetrics._validate import as_list, chosen_names, schema_of
 from polars_fairmetrics.counts import (
     WEIGHTED_COUNT_COLUMNS,
     check_count_values,
@@ -907,12 +907,7 @@ def metric(name: str, counts: Counts) -> pl.Expr:
 
 
 def _metric_names(metrics: str | Sequence[str] | None) -> list[str]:
-    if metrics is None:
-        return list(DEFAULT_METRICS)
-    names = [metrics] if isinstance(metrics, str) else list(metrics)
-    if not names:
-        raise InvalidOptionError("metrics= is an empty list")
-    out = [resolve_metric(m).name for m in names]
+    out = [resolve_metric(m).name for m in chosen_names(metrics, DEFAULT_METRICS)]
     return list(dict.fromkeys(out))
 
 

@@ -529,3 +529,40 @@ def test_terminal_width_below_the_layout_is_an_error(width: Any) -> None:
         report.to_terminal(width=width)
     text = report.to_terminal(width=60)
     assert max(len(line) for line in text.splitlines()) <= 60
+
+
+_EMPTY_METRICS: dict[str, Callable[[pl.DataFrame], object]] = {
+    "metrics_from_counts": lambda d: pfm.metrics_from_counts(
+        pfm.confusion_counts(d, y_true="y", y_score="s", threshold=0.5, by="g"), metrics=[]
+    ),
+    "disparities": lambda d: pfm.disparities(
+        d, y_true="y", y_score="s", threshold=0.5, by="g", metrics=[]
+    ),
+    "calibration_metrics": lambda d: pfm.calibration_metrics(
+        d, y_true="y", y_score="s", by="g", metrics=[]
+    ),
+    "calibration_disparities": lambda d: pfm.calibration_disparities(
+        d, y_true="y", y_score="s", by="g", metrics=[]
+    ),
+    "ensemble_group_metrics": lambda d: pfm.ensemble_group_metrics(
+        d, models=["s", "s2"], by="g", metrics=[]
+    ),
+}
+
+
+@pytest.mark.parametrize("call", sorted(_EMPTY_METRICS))
+def test_an_empty_metric_list_is_an_error_everywhere(call: str) -> None:
+    """``metrics=[]`` is an error for every function with the option: calibration read it as
+    "every metric" (``metrics or DEFAULT``), the others refused it."""
+    df = pl.DataFrame(
+        {
+            "g": ["a", "a", "b", "b"],
+            "y": [1, 0, 1, 0],
+            "s": [0.9, 0.2, 0.6, 0.4],
+            "s2": [0.8, 0.3, 0.5, 0.1],
+        }
+    )
+    with pytest.raises(InvalidOptionError, match=r"metrics= is an empty list|metrics=\[\]"):
+        out = _EMPTY_METRICS[call](df)
+        if isinstance(out, pl.LazyFrame):
+            out.collect()
