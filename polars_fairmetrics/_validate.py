@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import NoReturn, cast
+from typing import Any, NoReturn, TypeVar, cast
 
 import polars as pl
 
@@ -60,6 +60,40 @@ def as_real(value: object) -> float | None:
     if isinstance(value, bool) or type(value).__name__ == "bool_":
         return None
     return float(value) if isinstance(value, numbers.Real) else None
+
+
+def first_flagged(
+    table: pl.DataFrame, checks: Sequence[tuple[str, pl.Expr]]
+) -> tuple[str, dict[str, Any]] | None:
+    """The first ``(column, flag)`` check that flags a row of ``table``, and that row (named);
+    None when no row is flagged. One select answers every check; only a flagged one is looked
+    up again. Null flags count as unflagged.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> t = pl.DataFrame({"g": ["a", "b"], "x": [1, -2]})
+    >>> first_flagged(t, [("x", pl.col("x") < 0)])
+    ('x', {'g': 'b', 'x': -2})
+    """
+    if not checks or table.height == 0:
+        return None
+    flags = table.select([e.any().alias(f"_pfm_check{i}") for i, (_, e) in enumerate(checks)])
+    for (column, expr), flagged in zip(checks, flags.row(0), strict=True):
+        if flagged:
+            return column, table.filter(expr).row(0, named=True)
+    return None
+
+
+_Frame = TypeVar("_Frame", pl.DataFrame, pl.LazyFrame)
+
+
+def guarded(frame: _Frame, guard: Callable[[pl.DataFrame], pl.DataFrame]) -> _Frame:
+    """``guard`` applied to ``frame``: at once to a DataFrame, when the query runs to a
+    LazyFrame (a map over its batches, schema unchanged)."""
+    if isinstance(frame, pl.DataFrame):
+        return guard(frame)
+    return frame.map_batches(guard, schema=frame.collect_schema())
 
 
 def chosen_names(names: str | Sequence[str] | None, default: Sequence[str]) -> list[str]:

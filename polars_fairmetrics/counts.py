@@ -25,6 +25,8 @@ from polars_fairmetrics._validate import (
     as_list,
     check_reserved,
     check_score_summary,
+    first_flagged,
+    guarded,
     raise_bad_weight,
     require_columns,
     require_numeric,
@@ -125,21 +127,17 @@ def _bad_count(table: pl.DataFrame) -> tuple[str, Any, dict[str, Any]] | None:
     """The first count column holding a negative, NaN or infinite value: its name, the value
     and the other columns of its row (the group); None when every count is valid."""
     numeric = [c for c in count_columns(table.columns) if table.schema[c].is_numeric()]
-    if not numeric or table.height == 0:
-        return None
 
     def invalid(column: str) -> pl.Expr:
         f = pl.col(column).cast(pl.Float64)
         return (f < 0) | f.is_nan() | f.is_infinite()
 
-    flags = table.select([invalid(c).any().alias(c) for c in numeric]).row(0)
-    for column, flagged in zip(numeric, flags, strict=True):
-        if flagged:
-            row = table.filter(invalid(column)).row(0, named=True)
-            value = row.pop(column)
-            group = {k: v for k, v in row.items() if k not in _KNOWN}
-            return column, value, group
-    return None
+    found = first_flagged(table, [(c, invalid(c)) for c in numeric])
+    if found is None:
+        return None
+    column, row = found
+    value = row.pop(column)
+    return column, value, {k: v for k, v in row.items() if k not in _KNOWN}
 
 
 def check_count_values(counts: FrameT) -> FrameT:
@@ -175,9 +173,7 @@ def check_count_values(counts: FrameT) -> FrameT:
             )
         return table
 
-    if isinstance(counts, pl.DataFrame):
-        return guard(counts)
-    return counts.map_batches(guard, schema=counts.collect_schema())
+    return guarded(counts, guard)
 
 
 def is_weighted(table_columns: Sequence[str]) -> bool:

@@ -71,6 +71,8 @@ from polars_fairmetrics._validate import (
     check_reserved,
     check_weight_summary,
     chosen_names,
+    first_flagged,
+    guarded,
     require_columns,
     require_numeric,
     schema_of,
@@ -1397,27 +1399,22 @@ def _check_sums(sums: FrameT, sum_columns: list[str]) -> FrameT:
     checks = [*((c, invalid(c)) for c in sum_columns), ("metric", ~known.fill_null(False))]
 
     def guard(table: pl.DataFrame) -> pl.DataFrame:
-        if table.height == 0:
+        found = first_flagged(table, checks)
+        if found is None:
             return table
-        flags = table.select([e.any().alias(c) for c, e in checks]).row(0)
-        for (column, expr), flagged in zip(checks, flags, strict=True):
-            if flagged:
-                row = table.filter(expr).row(0, named=True)
-                value = row[column]
-                if column == "metric":
-                    raise InvalidOptionError(
-                        f"column 'metric' of the ensemble sums has {value!r}, not an ensemble "
-                        f"metric; known: {', '.join(ENSEMBLE_METRICS)}"
-                    )
-                raise InvalidOptionError(
-                    f"column {column!r} of the ensemble sums has a value {value!r} (row {row}): "
-                    "sums are finite numbers, counts non-negative (n and n_null whole)"
-                )
-        return table
+        column, row = found
+        value = row[column]
+        if column == "metric":
+            raise InvalidOptionError(
+                f"column 'metric' of the ensemble sums has {value!r}, not an ensemble "
+                f"metric; known: {', '.join(ENSEMBLE_METRICS)}"
+            )
+        raise InvalidOptionError(
+            f"column {column!r} of the ensemble sums has a value {value!r} (row {row}): "
+            "sums are finite numbers, counts non-negative (n and n_null whole)"
+        )
 
-    if isinstance(sums, pl.DataFrame):
-        return guard(sums)
-    return sums.map_batches(guard, schema=schema)
+    return guarded(sums, guard)
 
 
 def ensemble_metrics_from_sums(
